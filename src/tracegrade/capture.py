@@ -1,0 +1,210 @@
+"""Record the spans of a block of code: `SpanRecorder` (a `SpanProcessor`) and `capture()`.
+
+Attribution happens once, at `on_start`: a span belongs to the innermost capture active in the
+context it started in, or else to the capture that owns its parent span (so spans started in
+threads with an explicit parent context are kept). Enclosing captures see their inner captures'
+spans too. Spans started outside every capture are never retained. Storage happens at `on_end`:
+the SDK span object itself is kept, never copied.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Sequence
+from contextvars import ContextVar, Token
+from functools import cached_property
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+
+from .tree import SpanTree
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import Span as SDKSpan
+
+    from .trajectory import Trajectory
+
+__all__ = ["Capture", "SpanRecorder", "capture", "ensure_recorder"]
+
+_log = logging.getLogger("tracegrade")
+_ACTIVE: ContextVar[Capture | None] = ContextVar("tracegrade_capture", default=None)
+
+
+class Capture:
+    """The spans recorded inside one `capture()` block; complete once the block exits."""
+
+    def __init__(self, parent: Capture | None = None, messages: Sequence[Any] | None = None) -> None:
+        self.parent = parent
+        self._spans: list[ReadableSpan] = []
+        self._open: dict[int, SDKSpan] = {}
+        self._owned: list[int] = []
+        self.open_spans: list[ReadableSpan] = []
+        """Spans that started inside the block but had not ended when it exited."""
+        self.closed = False
+        self.messages: list[Any] = list(messages or [])
+        """Model messages of the run (e.g. `result.all_messages()`), used to recover arguments."""
+
+    @property
+    def spans(self) -> list[ReadableSpan]:
+        """Finished SDK spans recorded in this capture, in the order they ended."""
+        return self._spans
+
+    @cached_property
+    def tree(self) -> SpanTree:
+        return SpanTree.from_readable_spans(self._spans)
+
+    @cached_property
+    def trajectory(self) -> Trajectory:
+        from .trajectory import Trajectory
+
+        return Trajectory.from_tree(self.tree, messages=self.messages)
+
+    def add_messages(self, messages: Sequence[Any]) -> None:
+        """Attach a run's messages (`result.all_messages()`) to fill arguments missing from spans."""
+        self.messages.extend(messages)
+        self.__dict__.pop("trajectory", None)
+
+    def _finish(self) -> None:
+        self.closed = True
+        self.open_spans = list(self._open.values())
+        self._open.clear()
+        self.__dict__.pop("tree", None)
+        self.__dict__.pop("trajectory", None)
+
+    def __repr__(self) -> str:
+        return f"<Capture spans={len(self._spans)} closed={self.closed}>"
+
+
+class SpanRecorder(SpanProcessor):
+    """Keeps the spans that belong to an active capture; ignores all others. Never raises."""
+
+    def __init__(self) -> None:
+        self._owner: dict[int, Capture] = {}
+
+    def on_start(self, span: SDKSpan, parent_context: Context | None = None) -> None:
+        try:
+            cap = _ACTIVE.get()
+            if cap is None:
+                parent = span.parent
+                if parent is None or (cap := self._owner.get(parent.span_id)) is None:
+                    return
+            while cap.closed:  # a task that outlived its capture block: fall back to an open enclosing one
+                if (cap := cap.parent) is None:
+                    return
+            ctx = span.context
+            if ctx is not None:
+                self._owner[ctx.span_id] = cap
+                cap._open[ctx.span_id] = span
+                cap._owned.append(ctx.span_id)
+        except Exception:  # a recorder bug must never reach the instrumented application
+            _log.debug("tracegrade: SpanRecorder.on_start failed", exc_info=True)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        try:
+            ctx = span.context
+            if ctx is None or (cap := self._owner.get(ctx.span_id)) is None:
+                return
+            if cap._open.pop(ctx.span_id, None) is None:
+                return  # the capture closed while the span was open: it is reported as open there
+            c: Capture | None = cap
+            while c is not None:
+                if not c.closed:
+                    c._spans.append(span)
+                c = c.parent
+        except Exception:
+            _log.debug("tracegrade: SpanRecorder.on_end failed", exc_info=True)
+
+    def _release(self, cap: Capture) -> None:
+        pop = self._owner.pop
+        for sid in cap._owned:
+            pop(sid, None)
+        cap._owned.clear()
+
+    def shutdown(self) -> None:
+        self._owner.clear()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+_RECORDER = SpanRecorder()
+_attached: weakref.WeakSet[TracerProvider] = weakref.WeakSet()
+_attach_lock = threading.Lock()
+
+
+def _sdk_provider(provider: object) -> TracerProvider | None:
+    if isinstance(provider, TracerProvider):
+        return provider
+    inner = getattr(provider, "provider", None)  # logfire's ProxyTracerProvider wraps an SDK provider
+    return inner if isinstance(inner, TracerProvider) else None
+
+
+def ensure_recorder(provider: object | None = None) -> TracerProvider:
+    """Attach the recorder to `provider` (default: the global one) once; return the SDK provider.
+
+    With no SDK provider configured globally, an SDK `TracerProvider` is installed as the global
+    provider so that instrumented code produces real spans.
+    """
+    with _attach_lock:
+        target = trace.get_tracer_provider() if provider is None else provider
+        sdk = _sdk_provider(target)
+        if sdk is None:
+            if provider is not None:
+                raise TypeError(f"capture(provider=...) needs an OpenTelemetry SDK TracerProvider, got {target!r}")
+            sdk = TracerProvider()
+            trace.set_tracer_provider(sdk)
+            sdk = _sdk_provider(trace.get_tracer_provider())
+            if sdk is None:  # someone else's non-SDK provider won the race; nothing to attach to
+                raise RuntimeError("the global tracer provider is not an OpenTelemetry SDK TracerProvider")
+            _log.info("tracegrade: no tracer provider was configured; installed an SDK TracerProvider")
+        if sdk not in _attached:
+            sdk.add_span_processor(_RECORDER)
+            _attached.add(sdk)
+        return sdk
+
+
+class capture:  # noqa: N801 - used as a function-like context manager
+    """Record the spans of the enclosed block: `with capture() as cap:` or `async with capture() as cap:`.
+
+    `provider` attaches to a specific SDK `TracerProvider` instead of the global one (for agents
+    instrumented with `InstrumentationSettings(tracer_provider=...)`). `messages` seeds
+    `Capture.messages` (see `Capture.add_messages`).
+    """
+
+    def __init__(self, *, provider: object | None = None, messages: Sequence[Any] | None = None) -> None:
+        self._provider = provider
+        self._messages = messages
+        self._token: Token[Capture | None] | None = None
+        self._capture: Capture | None = None
+
+    def __enter__(self) -> Capture:
+        ensure_recorder(self._provider)
+        cap = Capture(parent=_ACTIVE.get(), messages=self._messages)
+        self._capture = cap
+        self._token = _ACTIVE.set(cap)
+        return cap
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        cap = self._capture
+        assert cap is not None and self._token is not None, "capture() exited without being entered"
+        try:
+            _ACTIVE.reset(self._token)
+        except ValueError:  # exited in another context (e.g. a generator finalised elsewhere)
+            _ACTIVE.set(cap.parent)
+        cap._finish()
+        _RECORDER._release(cap)
+
+    async def __aenter__(self) -> Capture:
+        return self.__enter__()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)

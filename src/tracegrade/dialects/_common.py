@@ -1,0 +1,44 @@
+"""Small helpers shared by dialects: typed attribute reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["first_int", "first_str", "is_pending", "to_int"]
+
+
+def to_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def first_int(attrs: Mapping[str, Any], *keys: str) -> int | None:
+    """The first of `keys` present with an integer value."""
+    for key in keys:
+        if key in attrs and (v := to_int(attrs[key])) is not None:
+            return v
+    return None
+
+
+def first_str(attrs: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        v = attrs.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def is_pending(attrs: Mapping[str, Any]) -> bool:
+    """Logfire's zero-length 'pending span' duplicates (`logfire.span_type = pending_span`)."""
+    return attrs.get("logfire.span_type") == "pending_span"

@@ -1,0 +1,24 @@
+"""Built-in evaluators. Each reads the run's span tree / trajectory, never the agent's return value
+(except ContainsEvaluator and the reply judge, which grade the reply itself)."""
+
+from __future__ import annotations
+
+from .agentic import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness, TrajectoryMatch
+from .base import BaseEvaluator, Evaluator
+from .reply import ContainsEvaluator
+from .spans import HasMatchingSpan
+from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
+
+__all__ = [
+    "ArgumentCorrectness",
+    "BaseEvaluator",
+    "ContainsEvaluator",
+    "Evaluator",
+    "HasMatchingSpan",
+    "MaxModelRequests",
+    "MaxToolCalls",
+    "ToolCallArgsEvaluator",
+    "ToolCallEvaluator",
+    "ToolCorrectness",
+    "TrajectoryMatch",
+]

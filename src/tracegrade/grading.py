@@ -1,0 +1,149 @@
+"""`grade` / `agrade`: run evaluators on a recorded run; one `EvalResult` per evaluator, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import os
+import threading
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any
+
+from .capture import Capture
+from .evaluators.base import evaluator_name
+from .models import EvalResult, TurnContext
+from .spans import Span
+from .trajectory import Trajectory
+from .tree import SpanTree
+
+__all__ = ["agrade", "context_for", "grade", "run_evaluator"]
+
+Source = Capture | SpanTree | Trajectory | TurnContext | Sequence[Any] | str | os.PathLike[str]
+
+
+def context_for(source: Source) -> TurnContext:
+    """Turn any supported source into the context evaluators read."""
+    if isinstance(source, TurnContext):
+        return source
+    if isinstance(source, Capture):
+        return TurnContext.for_trajectory(source.trajectory)
+    if isinstance(source, Trajectory):
+        return TurnContext.for_trajectory(source)
+    if isinstance(source, SpanTree):
+        return TurnContext.for_trajectory(Trajectory.from_tree(source))
+    if isinstance(source, str | os.PathLike):
+        from .ingest import read_spans
+
+        return context_for(SpanTree.from_spans(read_spans(source)))
+    if isinstance(source, Sequence):
+        items = list(source)
+        if all(isinstance(s, Span) for s in items):
+            return context_for(SpanTree.from_spans(items))
+        from opentelemetry.sdk.trace import ReadableSpan
+
+        if all(isinstance(s, ReadableSpan) for s in items):
+            return context_for(SpanTree.from_readable_spans(items))
+        bad = next(type(s).__name__ for s in items if not isinstance(s, Span | ReadableSpan))
+        raise TypeError(f"grade(): a list source must hold ReadableSpan or Span objects, found {bad}")
+    raise TypeError(
+        "grade(): source must be a Capture, SpanTree, Trajectory, TurnContext, a list of spans or a trace "
+        f"file path, got {type(source).__name__}"
+    )
+
+
+def _coerce(evaluator: object, value: Any) -> EvalResult:
+    if isinstance(value, EvalResult):
+        return value
+    if hasattr(value, "value") and hasattr(value, "reason"):  # pydantic-evals EvaluationReason
+        result = _coerce(evaluator, value.value)
+        return dataclasses.replace(result, reasoning=value.reason or result.reasoning)
+    if isinstance(value, bool):
+        return EvalResult(value)
+    if isinstance(value, int | float) and 0 <= value <= 1:
+        threshold = getattr(evaluator, "threshold", 1.0)
+        return EvalResult(value >= threshold, f"score {value:.3f}, threshold {threshold:g}", float(value))
+    return EvalResult.error(
+        f"{evaluator_name(evaluator)}.evaluate returned {value!r}; expected an EvalResult, a bool or a score in [0, 1]"
+    )
+
+
+def _start(evaluator: object, ctx: TurnContext) -> EvalResult | Awaitable[Any]:
+    """Call `evaluate`; a sync result is finished here, an awaitable is returned to be awaited."""
+    try:
+        value = evaluator.evaluate(ctx)  # type: ignore[attr-defined]
+    except Exception as e:
+        return _failed(evaluator, e)
+    return value if inspect.isawaitable(value) else _finish(evaluator, value)
+
+
+def _failed(evaluator: object, e: Exception) -> EvalResult:
+    name = evaluator_name(evaluator)
+    return EvalResult(False, f"{name} raised {type(e).__name__}: {e}", None, "error", name)
+
+
+def _finish(evaluator: object, value: Any) -> EvalResult:
+    try:
+        result = _coerce(evaluator, value)
+    except Exception as e:
+        return _failed(evaluator, e)
+    return result if result.name else dataclasses.replace(result, name=evaluator_name(evaluator))
+
+
+async def _await(evaluator: object, pending: Awaitable[Any]) -> EvalResult:
+    try:
+        value = await pending
+    except Exception as e:
+        return _failed(evaluator, e)
+    return _finish(evaluator, value)
+
+
+async def run_evaluator(evaluator: object, ctx: TurnContext) -> EvalResult:
+    """Run one evaluator; exceptions become an `error` result naming them."""
+    started = _start(evaluator, ctx)
+    return started if isinstance(started, EvalResult) else await _await(evaluator, started)
+
+
+async def agrade(source: Source, evaluators: Iterable[object]) -> list[EvalResult]:
+    """Grade `source` with each evaluator (async ones concurrently); results in evaluator order."""
+    ctx = context_for(source)
+    return list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in evaluators)))
+
+
+def grade(source: Source, evaluators: Iterable[object]) -> list[EvalResult]:
+    """Synchronous `agrade`. Sync evaluators run inline; async ones in an event loop (in a worker
+    thread when called from inside a running loop)."""
+    ctx = context_for(source)
+    evaluators = list(evaluators)
+    started = [_start(ev, ctx) for ev in evaluators]
+    pending = [(i, s) for i, s in enumerate(started) if not isinstance(s, EvalResult)]
+    if not pending:
+        return started  # type: ignore[return-value]
+
+    async def finish_all() -> list[EvalResult]:
+        return list(await asyncio.gather(*(_await(evaluators[i], s) for i, s in pending)))
+
+    for (i, _), result in zip(pending, _run_coroutine(finish_all), strict=True):
+        started[i] = result
+    return started  # type: ignore[return-value]
+
+
+def _run_coroutine(factory: Any) -> list[EvalResult]:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())  # type: ignore[no-any-return]
+    box: list[Any] = []
+
+    def target() -> None:
+        try:
+            box.append(asyncio.run(factory()))
+        except BaseException as e:
+            box.append(e)
+
+    thread = threading.Thread(target=target, name="tracegrade-grade")
+    thread.start()
+    thread.join()
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]  # type: ignore[no-any-return]

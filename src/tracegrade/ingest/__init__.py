@@ -1,0 +1,1 @@
+"""Trace file readers and the OTLP/JSON writer (in progress)."""

@@ -1,0 +1,92 @@
+"""Values passed to and returned by evaluators: `TurnContext` and `EvalResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .trajectory import ToolCall, Trajectory
+    from .tree import SpanTree
+
+__all__ = ["OUTCOMES", "EvalResult", "Outcome", "TurnContext"]
+
+Outcome = Literal["passed", "failed", "not_evaluated", "error"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "not_evaluated", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class EvalResult:
+    """An evaluator's verdict.
+
+    `passed` is True only when `outcome == "passed"`. `outcome` tells a real failure (`failed`)
+    from a check that could not run on the data it got (`not_evaluated`: no spans, arguments not
+    recorded) and from a broken check (`error`: the evaluator or a judge call raised). When not
+    given, it follows `passed`. `score` is set by scoring evaluators, in [0, 1].
+    """
+
+    passed: bool
+    reasoning: str = ""
+    score: float | None = None
+    outcome: Outcome = None  # type: ignore[assignment]  # derived from `passed` when omitted
+    name: str = ""
+    """The evaluator that produced it (set by `grade`)."""
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", "passed" if self.passed else "failed")
+        elif self.outcome not in OUTCOMES:
+            raise ValueError(f"EvalResult.outcome must be one of {OUTCOMES}, got {self.outcome!r}")
+        elif self.passed != (self.outcome == "passed"):
+            raise ValueError(f"EvalResult(passed={self.passed}) contradicts outcome={self.outcome!r}")
+        if self.score is not None and not 0.0 <= self.score <= 1.0:
+            raise ValueError(f"EvalResult.score must be in [0, 1], got {self.score}")
+
+    @property
+    def reason(self) -> str:
+        """Alias of `reasoning`."""
+        return self.reasoning
+
+    @property
+    def value(self) -> bool | float:
+        """The score for scoring evaluators, else `passed`."""
+        return self.score if self.score is not None else self.passed
+
+    @classmethod
+    def not_evaluated(cls, reasoning: str, score: float | None = None) -> EvalResult:
+        return cls(False, reasoning, score, "not_evaluated")
+
+    @classmethod
+    def error(cls, reasoning: str) -> EvalResult:
+        return cls(False, reasoning, None, "error")
+
+
+@dataclass
+class TurnContext:
+    """What an evaluator sees of one turn (or one graded run).
+
+    `tool_calls` are str-compatible `ToolCall`s with `.args`; by default the trajectory's successful
+    calls. `tool_calls_source` says where they came from: `"spans"`, `"returned"` (the agent's own
+    list, used only when no tool span was seen) or `"none"`.
+    """
+
+    user: str = ""
+    reply: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    span_tree: SpanTree | None = None
+    trajectory: Trajectory | None = None
+    metrics: dict[str, float | int] = field(default_factory=dict)
+    tool_calls_source: Literal["spans", "returned", "none"] = "none"
+    config: dict[str, Any] = field(default_factory=dict)
+    """Settings from `[tool.agent_eval]` (e.g. the default judge `model`)."""
+
+    @classmethod
+    def for_trajectory(cls, trajectory: Trajectory, **fields: Any) -> TurnContext:
+        """A context over a trajectory; `user`/`reply` default to what the spans recorded."""
+        if "reply" not in fields:
+            out = trajectory.final_output
+            fields["reply"] = "" if out is None else out if isinstance(out, str) else str(out)
+        fields.setdefault("tool_calls", trajectory.tool_calls)
+        fields.setdefault("tool_calls_source", "spans" if trajectory.recognized_spans else "none")
+        return cls(span_tree=trajectory.tree, trajectory=trajectory, **fields)

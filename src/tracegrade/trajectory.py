@@ -1,0 +1,259 @@
+"""`Trajectory`: the normalized steps of an agent run, extracted once from a `SpanTree`.
+
+Each span is classified by one dialect (the first that recognizes it), so a span carrying several
+conventions is never counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .dialects import Dialect
+    from .tree import SpanNode, SpanTree
+
+__all__ = ["NOT_RECORDED", "AgentRun", "ModelRequest", "NotRecorded", "ToolCall", "Trajectory", "parse_args"]
+
+
+class NotRecorded:
+    """Marker for content the instrumentation did not record (e.g. `include_content=False`)."""
+
+    _instance: NotRecorded | None = None
+
+    def __new__(cls) -> NotRecorded:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NOT_RECORDED"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "NOT_RECORDED"
+
+
+NOT_RECORDED = NotRecorded()
+
+ToolStatus = Literal["ok", "error"]
+
+
+def parse_args(raw: Any) -> Any:
+    """Arguments as recorded → a Python value: JSON text is decoded, anything else kept as is."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+_LAZY: Any = object()
+
+
+class ToolCall(str):
+    """One tool-call attempt. Equal to (and hashable as) its tool name, so `"search" in calls` works.
+
+    `args` is the decoded JSON arguments (normally a dict) or `NOT_RECORDED` when the span carries
+    no arguments; `args_text` is the raw recorded text and `args_source` where the arguments came
+    from (`"span"`, `"messages"`, `"given"`). `status` is `"ok"` or `"error"` (the tool raised or
+    asked for a retry); deferred calls and output functions are flagged, not failed.
+    """
+
+    # Class-level defaults: instances only store what differs (cheap to build per span).
+    args_text: str | None = None
+    args_source: str | None = None
+    call_id: str | None = None
+    status: ToolStatus = "ok"
+    result: Any = None
+    error: str | None = None
+    retry_cause: str | None = None
+    retry_attempt: int | None = None
+    deferred: str | None = None
+    output_function: bool = False
+    agent: str | None = None
+    span: SpanNode | None = None
+    dialect: str | None = None
+    _args: Any = NOT_RECORDED
+
+    def __new__(cls, name: str, args: Any = NOT_RECORDED, **fields: Any) -> ToolCall:
+        self = super().__new__(cls, name)
+        if args is not NOT_RECORDED:
+            self._args = args
+            self.args_source = "given"
+        for key, value in fields.items():
+            if not hasattr(cls, key) or key.startswith("_"):
+                raise TypeError(f"ToolCall() got an unexpected keyword argument {key!r}")
+            setattr(self, key, value)
+        return self
+
+    @classmethod
+    def _from_span(cls, name: str, args_text: str | None, span: SpanNode, dialect: str) -> ToolCall:
+        self = str.__new__(cls, name)
+        self.span = span
+        self.dialect = dialect
+        if args_text is not None:
+            self.args_text = args_text
+            self.args_source = "span"
+            self._args = _LAZY
+        return self
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def args(self) -> Any:
+        """Decoded arguments (dict for a normal call) or `NOT_RECORDED`."""
+        args = self._args
+        if args is _LAZY:
+            args = self._args = parse_args(self.args_text)
+        return args
+
+    @property
+    def failed(self) -> bool:
+        """The attempt ended in an error or requested a retry."""
+        return self.status == "error" or self.retry_cause is not None
+
+    @property
+    def args_recorded(self) -> bool:
+        return self.args is not NOT_RECORDED
+
+    def __repr__(self) -> str:
+        bits = [repr(self.name), f"args={self.args!r}"]
+        if self.status != "ok":
+            bits.append(f"status={self.status!r}")
+        if self.deferred:
+            bits.append(f"deferred={self.deferred!r}")
+        return f"ToolCall({', '.join(bits)})"
+
+    def describe(self) -> str:
+        """`name(arg=value, ...)` for reports."""
+        args = self.args
+        if args is NOT_RECORDED:
+            return f"{self.name}(<args not recorded>)"
+        if isinstance(args, dict):
+            return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+        return f"{self.name}({args!r})"
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """One model (chat) request and its token usage (None when not recorded)."""
+
+    model: str | None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    response_model: str | None = None
+    provider: str | None = None
+    cache_read_tokens: int | None = None
+    agent: str | None = None
+    span: SpanNode | None = field(default=None, compare=False, repr=False)
+    dialect: str | None = None
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRun:
+    """One agent invocation (`invoke_agent` / `agent run` span); `parent` is the enclosing run."""
+
+    name: str | None
+    run_id: str | None = None
+    final_output: Any = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    parent: AgentRun | None = field(default=None, compare=False, repr=False)
+    span: SpanNode | None = field(default=None, compare=False, repr=False)
+    dialect: str | None = None
+
+
+class Trajectory:
+    """Ordered tool calls (start time, ties by span id), model requests and agent runs of a tree."""
+
+    def __init__(
+        self,
+        calls: Sequence[ToolCall] = (),
+        model_requests: Sequence[ModelRequest] = (),
+        agent_runs: Sequence[AgentRun] = (),
+        tree: SpanTree | None = None,
+        recognized_spans: int = 0,
+    ) -> None:
+        self.all_calls: list[ToolCall] = list(calls)
+        """Every tool-span attempt: failed, deferred and output-function ones included."""
+        self.model_requests: list[ModelRequest] = list(model_requests)
+        self.agent_runs: list[AgentRun] = list(agent_runs)
+        self.tree = tree
+        self.recognized_spans = recognized_spans
+        """How many spans a dialect recognized as agent, model or tool spans."""
+
+    @classmethod
+    def from_tree(
+        cls, tree: SpanTree, *, dialect: str | Dialect | None = None, messages: Iterable[Any] | None = None
+    ) -> Trajectory:
+        """Extract the trajectory; `dialect` forces one convention instead of auto-detecting per span."""
+        from .dialects import extract
+
+        from .recovery import recover_arguments
+
+        return recover_arguments(extract(tree, dialect=dialect), messages)
+
+    @classmethod
+    def from_calls(cls, calls: Iterable[str | ToolCall]) -> Trajectory:
+        """A trajectory from tool calls that were not seen in spans (e.g. returned by an agent)."""
+        return cls([c if isinstance(c, ToolCall) else ToolCall(str(c)) for c in calls])
+
+    def calls(
+        self,
+        *,
+        include_failed: bool = False,
+        include_deferred: bool = False,
+        include_output_functions: bool = False,
+        agent: str | None = None,
+    ) -> list[ToolCall]:
+        """Tool calls, by default only the successful, executed ones."""
+        return [
+            c
+            for c in self.all_calls
+            if (include_failed or not c.failed)
+            and (include_deferred or not c.deferred)
+            and (include_output_functions or not c.output_function)
+            and (agent is None or c.agent == agent)
+        ]
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Successful, executed tool calls (no failed attempts, deferrals or output functions)."""
+        return self.calls()
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [c.name for c in self.calls()]
+
+    @property
+    def final_output(self) -> Any:
+        """The final result of the last top-level agent run, when recorded."""
+        for run in reversed(self.agent_runs):
+            if run.parent is None:
+                return run.final_output
+        return None
+
+    @property
+    def is_empty(self) -> bool:
+        """True when there is nothing to grade: no spans, or none from an agent instrumentation."""
+        return self.recognized_spans == 0 and not self.all_calls
+
+    def __repr__(self) -> str:
+        return (
+            f"<Trajectory calls={[c.describe() for c in self.tool_calls]} "
+            f"model_requests={len(self.model_requests)}>"
+        )
