@@ -12,7 +12,9 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
+
+from typing_extensions import TypedDict
 
 from .spans import SPAN_KINDS, Span, SpanEvent, SpanKind, SpanStatus, status_of
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -36,6 +37,17 @@ class BaseEvaluator:
 
     def evaluate(self, ctx: TurnContext) -> EvalResult | Awaitable[EvalResult]:
         raise NotImplementedError
+
+    def __repr__(self) -> str:
+        if not dataclasses.is_dataclass(self):
+            return f"{type(self).__name__}()"
+        shown = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            if f.init and value != default:
+                shown.append(f"{f.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 def evaluator_name(evaluator: object) -> str:

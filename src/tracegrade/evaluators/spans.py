@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..models import EvalResult, TurnContext
-from ..tree import SpanPredicate, SpanQuery, validate_query
+from ..tree import SpanNode, SpanPredicate, SpanQuery, validate_query
 from .base import NO_SPANS_REASON, BaseEvaluator
 
-__all__ = ["HasMatchingSpan"]
+__all__ = ["HasMatchingSpan", "SpanNode"]
 
 
 @dataclass(repr=False)

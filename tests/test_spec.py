@@ -1,0 +1,77 @@
+"""Grading specs: pydantic-evals' evaluator-spec syntax, with errors that name the item."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _agents import run_captured
+
+from tracegrade import grade
+from tracegrade.evaluators import HasMatchingSpan, MaxToolCalls, ToolCorrectness, TrajectoryMatch
+from tracegrade.spec import SpecError, build_evaluators, load_spec
+
+
+def test_three_item_forms() -> None:
+    evs = build_evaluators(
+        [
+            {"MaxToolCalls": 5},
+            {"ToolCorrectness": {"expected_tools": ["search", "answer"], "allow_extra": True}},
+            {"HasMatchingSpan": {"query": {"name_contains": "search"}}},
+        ]
+    )
+    assert evs == [
+        MaxToolCalls(5),
+        ToolCorrectness(["search", "answer"], allow_extra=True),
+        HasMatchingSpan({"name_contains": "search"}),
+    ]
+
+
+def test_spec_file_grades_like_the_python_api(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "evaluators:\n"
+        "  - ToolCorrectness: {expected_tools: [search, answer]}\n"
+        "  - TrajectoryMatch: {expected_trajectory: [search, answer], order: exact}\n"
+        "  - MaxToolCalls: 1\n"
+    )
+    cap = run_captured([("search", {"q": "x"}), ("answer", {})])
+    from_spec = grade(cap, load_spec(spec))
+    from_python = grade(cap, [ToolCorrectness(["search", "answer"]), TrajectoryMatch(["search", "answer"], order="exact"),
+                              MaxToolCalls(1)])  # fmt: skip
+    assert [(r.outcome, r.reasoning) for r in from_spec] == [(r.outcome, r.reasoning) for r in from_python]
+    assert [r.passed for r in from_spec] == [True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        ([{"ToolCorectness": {}}], "evaluators[0]: unknown evaluator 'ToolCorectness' (did you mean 'ToolCorrectness'?)"),
+        ([{"MaxToolCalls": 1}, {"ToolCorrectness": {"expected_tool": ["a"]}}],
+         "evaluators[1].ToolCorrectness.expected_tool: unknown parameter (did you mean 'expected_tools'?)"),
+        ([{"TrajectoryMatch": {"expected_trajectory": ["a"], "order": "bogus"}}],
+         "evaluators[0].TrajectoryMatch.order: Input should be 'exact', 'in_order' or 'any_order'"),
+        ([{"MaxToolCalls": "five"}], "evaluators[0].MaxToolCalls.max_calls: Input should be a valid integer"),
+        (["ToolCorrectness"], "evaluators[0].ToolCorrectness: missing required parameter(s) ['expected_tools']"),
+        ([{"HasMatchingSpan": {"query": {"name_equal": "x"}}}], "did you mean 'name_equals'?"),
+        ([["MaxToolCalls"]], "evaluators[0]: expected `Name`"),
+        ({"MaxToolCalls": 1}, "evaluators: expected a list"),
+    ],  # fmt: skip
+)
+def test_errors_name_the_item_and_the_closest_name(items: object, message: str) -> None:
+    with pytest.raises(SpecError) as e:
+        build_evaluators(items)
+    assert message in str(e.value)
+
+
+def test_spec_file_errors_name_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("evaluator:\n  - MaxToolCalls: 1\n")
+    with pytest.raises(SpecError, match=r"bad\.yaml: expected a mapping with a top-level `evaluators:` list"):
+        load_spec(bad)
+    bad.write_text("evaluators: [MaxToolCalls: 1]\nextra: 1\n")
+    with pytest.raises(SpecError, match=r"bad\.yaml: unknown top-level key 'extra'"):
+        load_spec(bad)
+    bad.write_text("evaluators: [\n")
+    with pytest.raises(SpecError, match=r"bad\.yaml: invalid YAML"):
+        load_spec(bad)
