@@ -62,7 +62,25 @@ class Capture:
     def trajectory(self) -> Trajectory:
         from .trajectory import Trajectory
 
-        return Trajectory.from_tree(self.tree, messages=self.messages)
+        traj = Trajectory.from_tree(self.tree, messages=self.messages)
+        traj.incomplete.extend(
+            f"span {s.name!r} was still open when the capture closed" for s in self.open_spans
+        )
+        traj.incomplete.extend(
+            f"span {name!r} lost {n} attribute(s) to the SDK's span limits (raise OTEL_ATTRIBUTE_COUNT_LIMIT)"
+            for name, n, _ in self.dropped
+            if n
+        )
+        return traj
+
+    @property
+    def dropped(self) -> list[tuple[str, int, int]]:
+        """`(span name, dropped attributes, dropped events)` for spans the SDK's span limits truncated."""
+        return [
+            (s.name, s.dropped_attributes, s.dropped_events)
+            for s in self._spans
+            if s.dropped_attributes or s.dropped_events
+        ]
 
     def add_messages(self, messages: Sequence[Any]) -> None:
         """Attach a run's messages (`result.all_messages()`) to fill arguments missing from spans."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 
@@ -11,6 +12,7 @@ from rich.table import Table
 
 from .models import EvalResult
 from .trajectory import Trajectory
+from .tree import SpanNode, SpanTree
 
 __all__ = ["main"]
 
@@ -33,7 +35,9 @@ def results_table(results: Sequence[EvalResult], title: str = "") -> Table:
 def trajectory_lines(traj: Trajectory) -> list[str]:
     lines = []
     for i, call in enumerate(traj.calls(include_failed=True, include_deferred=True), 1):
-        flag = " [red](failed: retry requested)[/red]" if call.retry_cause else " [red](failed)[/red]" if call.failed else ""
+        flag = ""
+        if call.failed:
+            flag = " [red](failed: retry requested)[/red]" if call.retry_cause else " [red](failed)[/red]"
         if call.deferred:
             flag = f" [yellow](deferred: {call.deferred})[/yellow]"
         agent = f" [dim]{call.agent}[/dim]" if call.agent else ""
@@ -61,10 +65,131 @@ def _demo(console: Console) -> int:
     return 0
 
 
+def _load(paths: Sequence[str], dialect: str | None) -> list[tuple[str, SpanTree, Trajectory]]:
+    from .ingest import load_traces
+
+    out = []
+    for tree in load_traces(list(paths)):
+        root = tree.roots[0] if tree.roots else None
+        label = f"{root.trace_id:032x} {root.name!r}" if root is not None else "(empty)"
+        out.append((label, tree, Trajectory.from_tree(tree, dialect=dialect)))
+    return out
+
+
+def _counts_as_pass(r: EvalResult, not_evaluated: str) -> bool:
+    return r.passed or (r.outcome == "not_evaluated" and not_evaluated == "skip")
+
+
+def _grade(args: argparse.Namespace, console: Console) -> int:
+    from .grading import grade
+    from .spec import load_spec
+
+    evaluators = load_spec(args.spec)
+    graded = [(label, traj, grade(traj, evaluators)) for label, _tree, traj in _load(args.paths, args.dialect)]
+    if not graded:
+        raise _BadInput(f"no traces found in {', '.join(args.paths)}")
+    failed = [
+        label for label, _, results in graded if not all(_counts_as_pass(r, args.not_evaluated) for r in results)
+    ]
+    if args.format == "json":
+        doc = [{"trace": label, "passed": label not in failed, "tool_calls": [c.describe() for c in traj.tool_calls],
+                "results": [_result_dict(r) for r in results]} for label, traj, results in graded]  # fmt: skip
+        print(json.dumps(doc, indent=2))
+    elif args.format == "junit":
+        print(_junit(graded, args.not_evaluated))
+    elif args.format == "markdown":
+        print(_markdown(graded, failed))
+    else:
+        for label, traj, results in graded:
+            console.rule(f"trace {label}")
+            for line in trajectory_lines(traj):
+                console.print(line, highlight=False)
+            console.print(results_table(results))
+        console.print(f"[bold]{len(graded)} trace(s): {len(graded) - len(failed)} passed, {len(failed)} failed[/bold]")
+    return 1 if failed else 0
+
+
+def _result_dict(r: EvalResult) -> dict[str, object]:
+    return {"evaluator": r.name, "outcome": r.outcome, "passed": r.passed, "score": r.score, "reason": r.reasoning}
+
+
+def _junit(graded: Sequence[tuple[str, Trajectory, Sequence[EvalResult]]], not_evaluated: str) -> str:
+    from xml.sax.saxutils import escape, quoteattr
+
+    cases, failures, skipped = [], 0, 0
+    for label, _traj, results in graded:
+        for r in results:
+            body = ""
+            if r.outcome == "not_evaluated" and not_evaluated == "skip":
+                skipped += 1
+                body = f"<skipped message={quoteattr(r.reasoning)}/>"
+            elif r.outcome == "error":
+                failures += 1
+                body = f"<error message={quoteattr(r.reasoning)}>{escape(r.reasoning)}</error>"
+            elif not r.passed:
+                failures += 1
+                body = f"<failure message={quoteattr(r.reasoning)}>{escape(r.reasoning)}</failure>"
+            cases.append(f"  <testcase classname={quoteattr(label)} name={quoteattr(r.name)}>{body}</testcase>")
+    head = (f'<testsuite name="tracegrade" tests="{len(cases)}" failures="{failures}" skipped="{skipped}">')
+    return "\n".join(['<?xml version="1.0" encoding="utf-8"?>', head, *cases, "</testsuite>"])
+
+
+def _markdown(graded: Sequence[tuple[str, Trajectory, Sequence[EvalResult]]], failed: Sequence[str]) -> str:
+    lines = [f"# tracegrade: {len(graded) - len(failed)} of {len(graded)} trace(s) passed", ""]
+    for label, traj, results in graded:
+        lines += [f"## {'PASS' if label not in failed else 'FAIL'} {label}", "",
+                  "tool calls: " + (", ".join(f"`{c.describe()}`" for c in traj.tool_calls) or "(none)"), "",
+                  "| evaluator | outcome | score | reason |", "|---|---|---|---|"]  # fmt: skip
+        for r in results:
+            score = "" if r.score is None else f"{r.score:.3f}"
+            reason = r.reasoning.replace("|", "\\|")
+            lines.append(f"| {r.name} | {r.outcome} | {score} | {reason} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _show(args: argparse.Namespace, console: Console) -> int:
+    def tool_args(node: SpanNode) -> str:
+        name = node.attributes.get("gen_ai.tool.name") or node.attributes.get("tool.name")
+        if not name:
+            return ""
+        raw = node.attributes.get("gen_ai.tool.call.arguments", node.attributes.get("tool_arguments"))
+        return f"  tool={name} args={raw if raw is not None else '<not recorded>'}"
+
+    loaded = _load(args.paths, args.dialect)
+    if not loaded:
+        raise _BadInput(f"no traces found in {', '.join(args.paths)}")
+    for label, tree, traj in loaded:
+        console.rule(f"trace {label}")
+        console.print(tree.render(attributes=tool_args), highlight=False, markup=False)
+        console.print("trajectory:")
+        for line in trajectory_lines(traj):
+            console.print(line, highlight=False)
+    return 0
+
+
+class _BadInput(Exception):
+    pass
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tracegrade", description="Grade AI agents from their OpenTelemetry traces.")
+    parser = argparse.ArgumentParser(
+        prog="tracegrade", description="Grade AI agents from their OpenTelemetry traces."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="record, grade and report a bundled deterministic agent (no network)")
+    g = sub.add_parser("grade", help="grade recorded traces against a YAML spec; exit 1 if any trace fails")
+    g.add_argument(
+        "paths", nargs="+", metavar="PATH", help="trace files or directories (OTLP/JSON, JSONL, .pb, Jaeger)"
+    )
+    g.add_argument("--spec", required=True, help="YAML file with a top-level `evaluators:` list")
+    g.add_argument("--format", choices=["table", "json", "junit", "markdown"], default="table")
+    g.add_argument("--not-evaluated", choices=["fail", "skip"], default="fail",
+                   help="how a check that could not run (missing data) counts (default: fail)")  # fmt: skip
+    g.add_argument("--dialect", default=None, help="force one span convention instead of auto-detecting")
+    s = sub.add_parser("show", help="render each trace as a tree, with its extracted trajectory")
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.add_argument("--dialect", default=None)
     return parser
 
 
@@ -73,7 +198,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(highlight=False)
     if args.command == "demo":
         return _demo(console)
-    raise AssertionError(args.command)  # pragma: no cover - argparse rejects unknown commands
+    from .ingest import TraceFormatError
+    from .spec import SpecError
+
+    try:
+        return _grade(args, console) if args.command == "grade" else _show(args, console)
+    except (TraceFormatError, SpecError, _BadInput, OSError, ValueError) as e:
+        print(f"tracegrade {args.command}: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

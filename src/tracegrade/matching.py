@@ -2,31 +2,97 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-__all__ = ["ArgsMode", "diff_arguments", "lcs_length"]
+__all__ = [
+    "ARGS_MODES", "ArgsMode", "KeyRule", "Step", "align_any_order", "align_exact", "align_in_order",
+    "check_args_options", "diff_arguments", "lcs_length", "step_matches",
+]
 
-ArgsMode = Literal["exact", "subset"]
+ArgsMode = Literal["exact", "subset", "superset", "ignore"]
+ARGS_MODES: tuple[str, ...] = ("exact", "subset", "superset", "ignore")
+KeyRule = str | Callable[[Any], bool]
 
 
-def diff_arguments(actual: Mapping[str, Any], expected: Mapping[str, Any], mode: ArgsMode = "subset") -> list[str]:
-    """Human-readable differences; empty means a match.
+def check_args_options(mode: str, key_modes: Mapping[str, KeyRule] | None, where: str) -> None:
+    """Raise `ValueError` for an unknown mode (overall or per key), at construction time."""
+    if mode not in ARGS_MODES:
+        raise ValueError(f"{where}: argument match mode must be one of {ARGS_MODES}, got {mode!r}")
+    for key, rule in (key_modes or {}).items():
+        if not callable(rule) and rule not in ARGS_MODES:
+            raise ValueError(f"{where}: key_modes[{key!r}] must be a mode in {ARGS_MODES} or a callable, got {rule!r}")
 
-    `subset`: every expected top-level key is present with an equal value (nested values compare
-    in full). `exact`: the same, and no unexpected keys.
+
+def diff_arguments(
+    actual: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    mode: str = "subset",
+    *,
+    recursive: bool = False,
+    key_modes: Mapping[str, KeyRule] | None = None,
+    ignore_keys: Sequence[str] = (),
+) -> list[str]:
+    """Human-readable differences between called and expected arguments; empty means a match.
+
+    - `subset`: every expected key is present with an equal value (extra keys are fine); nested
+      values compare in full unless `recursive=True`, which applies subset matching to nested dicts.
+    - `superset`: every called key is expected, with an equal value (expected keys may be missing).
+    - `exact`: the same keys with equal values. `ignore`: always matches.
+    `key_modes` overrides the mode per dotted key path (`"filters.date"`), or checks the called
+    value with a callable; `ignore_keys` are glob patterns of key paths left out on both sides.
     """
-    if mode not in ("exact", "subset"):
-        raise ValueError(f"argument match mode must be 'exact' or 'subset', got {mode!r}")
+    check_args_options(mode, key_modes, "diff_arguments")
     diffs: list[str] = []
-    for key, want in expected.items():
-        if key not in actual:
-            diffs.append(f"missing key {key!r}")
-        elif actual[key] != want:
-            diffs.append(f"key {key!r}: expected {want!r}, got {actual[key]!r}")
-    if mode == "exact":
-        diffs.extend(f"unexpected key {k!r} with value {v!r}" for k, v in actual.items() if k not in expected)
+    _diff(actual, expected, mode, "", diffs, recursive, key_modes or {}, tuple(ignore_keys))
     return diffs
+
+
+def _diff(
+    actual: Mapping[str, Any], expected: Mapping[str, Any], mode: str, prefix: str, diffs: list[str],
+    recursive: bool, rules: Mapping[str, KeyRule], ignore: tuple[str, ...],
+) -> None:  # fmt: skip
+    if mode == "ignore":
+        return
+    keys = list(expected) + [k for k in actual if k not in expected]
+    keys += [r[len(prefix):] for r in rules if r.startswith(prefix) and "." not in r[len(prefix):]
+             and r[len(prefix):] not in keys]  # fmt: skip
+    for key in keys:
+        path = f"{prefix}{key}"
+        if any(fnmatchcase(path, pattern) for pattern in ignore):
+            continue
+        rule = rules.get(path)
+        if callable(rule):
+            if key not in actual:
+                diffs.append(f"missing key {path!r}")
+            elif not rule(actual[key]):
+                diffs.append(f"key {path!r}: {actual[key]!r} does not satisfy {getattr(rule, '__name__', rule)}")
+            continue
+        key_mode = rule or mode
+        if key_mode == "ignore":
+            continue
+        in_a, in_e = key in actual, key in expected
+        if not in_e:
+            if key_mode in ("exact", "superset") and in_a:
+                diffs.append(f"unexpected key {path!r} with value {actual[key]!r}")
+            continue
+        if not in_a:
+            if key_mode in ("exact", "subset"):
+                diffs.append(f"missing key {path!r}")
+            continue
+        a, e = actual[key], expected[key]
+        nested = isinstance(a, Mapping) and isinstance(e, Mapping)
+        if nested and (rule is not None or recursive or _has_rules_under(rules, ignore, path)):
+            _diff(a, e, key_mode, f"{path}.", diffs, recursive, rules, ignore)
+        elif a != e:
+            diffs.append(f"key {path!r}: expected {e!r}, got {a!r}")
+
+
+def _has_rules_under(rules: Mapping[str, KeyRule], ignore: tuple[str, ...], path: str) -> bool:
+    prefix = f"{path}."
+    return any(r.startswith(prefix) for r in rules) or any(p.startswith(prefix) for p in ignore)
 
 
 def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
@@ -49,3 +115,104 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
         u = v & m
         v = ((v + u) | (v - u)) & full
     return len(b) - v.bit_count()
+
+
+# --- trajectory alignment --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One expected trajectory step: a tool name, optionally with arguments, optionally optional."""
+
+    tool: str
+    args: Mapping[str, Any] | None = None
+    optional: bool = False
+
+    @classmethod
+    def parse(cls, value: Any, where: str) -> Step:
+        if isinstance(value, str):
+            return cls(value)
+        if isinstance(value, Mapping):
+            unknown = [k for k in value if k not in ("tool", "args", "optional")]
+            if unknown or not isinstance(value.get("tool"), str):
+                problem = f"unknown key {unknown[0]!r}" if unknown else "needs a 'tool' name"
+                raise ValueError(f"{where}: a step is a tool name or {{tool, args?, optional?}}; {problem}")
+            args = value.get("args")
+            if args is not None and not isinstance(args, Mapping):
+                raise ValueError(f"{where}.args: expected a dict, got {type(args).__name__}")
+            return cls(value["tool"], args, bool(value.get("optional", False)))
+        raise ValueError(f"{where}: a step is a tool name or {{tool, args?, optional?}}, got {value!r}")
+
+    def describe(self) -> str:
+        text = self.tool
+        if self.args is not None:
+            text += f"({', '.join(f'{k}={v!r}' for k, v in self.args.items())})"
+        return f"{text}?" if self.optional else text
+
+
+def step_matches(step: Step, name: str, args: Any, mode: str) -> bool:
+    if name != step.tool:
+        return False
+    if step.args is None:
+        return True
+    return isinstance(args, Mapping) and not diff_arguments(args, step.args, mode)
+
+
+def align_in_order(n_actual: int, steps: Sequence[Step], match: Callable[[int, int], bool]) -> tuple[int, int]:
+    """LCS under a match predicate (O(nm)); returns (matched, matched optional steps)."""
+    m = len(steps)
+    # dp[j] = (matched, -optional_matched) best for actual[:i] vs steps[:j]; prefer fewer optional matches
+    prev = [(0, 0)] * (m + 1)
+    for i in range(1, n_actual + 1):
+        cur = [(0, 0)] * (m + 1)
+        for j in range(1, m + 1):
+            best = max(prev[j], cur[j - 1])
+            if match(i - 1, j - 1):
+                diag = prev[j - 1]
+                cand = (diag[0] + 1, diag[1] - (1 if steps[j - 1].optional else 0))
+                best = max(best, cand)
+            cur[j] = best
+        prev = cur
+    matched, neg_opt = prev[m]
+    return matched, -neg_opt
+
+
+def align_exact(n_actual: int, steps: Sequence[Step], match: Callable[[int, int], bool]) -> bool:
+    """Whether actual equals steps with some optional steps left out."""
+    reach = {0}  # positions in steps reachable after consuming actual[:i]
+    for i in range(n_actual):
+        nxt: set[int] = set()
+        for j in _skip_optional(reach, steps):
+            if j < len(steps) and match(i, j):
+                nxt.add(j + 1)
+        if not nxt:
+            return False
+        reach = nxt
+    return len(steps) in _skip_optional(reach, steps)
+
+
+def _skip_optional(positions: set[int], steps: Sequence[Step]) -> set[int]:
+    out = set(positions)
+    stack = list(positions)
+    while stack:
+        j = stack.pop()
+        if j < len(steps) and steps[j].optional and j + 1 not in out:
+            out.add(j + 1)
+            stack.append(j + 1)
+    return out
+
+
+def align_any_order(n_actual: int, steps: Sequence[Step], match: Callable[[int, int], bool]) -> tuple[int, int, int]:
+    """Greedy multiset matching: required (and argument-specific) steps first.
+    Returns (matched, matched optional steps, actual calls left unmatched)."""
+    used = [False] * n_actual
+    matched = optional = 0
+    order = sorted(range(len(steps)), key=lambda j: (steps[j].optional, steps[j].args is None))
+    for j in order:
+        for i in range(n_actual):
+            if not used[i] and match(i, j):
+                used[i] = True
+                matched += 1
+                optional += steps[j].optional
+                break
+    return matched, optional, used.count(False)

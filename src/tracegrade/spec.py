@@ -48,6 +48,7 @@ def _fields(cls: type) -> list[dataclasses.Field[Any]]:
 
 def build_evaluator(item: Any, where: str = "evaluators[0]") -> object:
     registry = evaluator_registry()
+    args: tuple[Any, ...]
     if isinstance(item, str):
         name, args, kwargs = item, (), {}
     elif isinstance(item, Mapping) and len(item) == 1:

@@ -77,8 +77,11 @@ class ToolCall(str):
     deferred: str | None = None
     output_function: bool = False
     agent: str | None = None
+    run: AgentRun | None = None
     span: SpanNode | None = None
     dialect: str | None = None
+    dropped_attributes: int = 0
+    """Attributes the SDK dropped from the span (span limits): arguments may be among them."""
     _args: Any = NOT_RECORDED
 
     def __new__(cls, name: str, args: Any = NOT_RECORDED, **fields: Any) -> ToolCall:
@@ -155,6 +158,7 @@ class ModelRequest:
     agent: str | None = None
     span: SpanNode | None = field(default=None, compare=False, repr=False)
     dialect: str | None = None
+    run: AgentRun | None = field(default=None, compare=False, repr=False)
 
     @property
     def total_tokens(self) -> int | None:
@@ -177,6 +181,15 @@ class AgentRun:
     dialect: str | None = None
 
 
+def _under(node: SpanNode, top: SpanNode) -> bool:
+    n: SpanNode | None = node
+    while n is not None:
+        if n is top:
+            return True
+        n = n.parent
+    return False
+
+
 class Trajectory:
     """Ordered tool calls (start time, ties by span id), model requests and agent runs of a tree."""
 
@@ -195,6 +208,8 @@ class Trajectory:
         self.tree = tree
         self.recognized_spans = recognized_spans
         """How many spans a dialect recognized as agent, model or tool spans."""
+        self.incomplete: list[str] = []
+        """Why the recorded run may be incomplete (open spans); trajectory checks are then not evaluated."""
 
     @classmethod
     def from_tree(
@@ -246,6 +261,56 @@ class Trajectory:
             if run.parent is None:
                 return run.final_output
         return None
+
+    @property
+    def open_spans(self) -> list[SpanNode]:
+        """Spans that had not ended when they were recorded (the run was still in progress)."""
+        tree = self.tree
+        return [n for n in tree if n.end_ns is None] if tree is not None else []
+
+    def steps(self, calls: Sequence[ToolCall]) -> list[int]:
+        """For each call, the index of the model response that issued it within its agent run
+        (calls with the same step and run were requested together, i.e. in parallel)."""
+        counters: dict[int, int] = {}
+        events: list[tuple[int, int, int, object]] = []
+        for req in self.model_requests:
+            if req.span is not None:
+                events.append((req.span.start_ns, 0, req.span.span_id, req))
+        for i, call in enumerate(calls):
+            start = call.span.start_ns if call.span is not None else 0
+            events.append((start, 1, i, call))
+        out = [0] * len(calls)
+        for _, kind, index, item in sorted(events, key=lambda e: e[:3]):
+            run = item.run  # type: ignore[attr-defined]
+            key = id(run)
+            if kind == 0:
+                counters[key] = counters.get(key, 0) + 1
+            else:
+                out[index] = counters.get(key, 0)
+        return out
+
+    def scope(self, *, agent: str | None = None, subtree: Any = None) -> Trajectory:
+        """Only what `agent` did (by its agent run), and/or only spans under the first span matching
+        the `subtree` SpanQuery. Raises `LookupError` naming what exists when nothing matches."""
+        calls, requests, runs = self.all_calls, self.model_requests, self.agent_runs
+        tree = self.tree
+        if subtree is not None:
+            if tree is None or (top := tree.first(subtree)) is None:
+                raise LookupError(f"no span matches subtree={subtree!r}")
+            # what ran under the match; the match itself counts only as an agent run
+            calls = [c for c in calls if c.span is not None and c.span is not top and _under(c.span, top)]
+            requests = [r for r in requests if r.span is not None and r.span is not top and _under(r.span, top)]
+            runs = [r for r in runs if r.span is not None and _under(r.span, top)]
+        if agent is not None:
+            if not any(r.name == agent for r in runs):
+                names = sorted({str(r.name) for r in self.agent_runs})
+                raise LookupError(f"no agent run named {agent!r} (agent runs: {names})")
+            calls = [c for c in calls if c.agent == agent]
+            requests = [r for r in requests if r.agent == agent]
+            runs = [r for r in runs if r.name == agent]
+        scoped = Trajectory(calls, requests, runs, tree=tree, recognized_spans=self.recognized_spans)
+        scoped.incomplete = list(self.incomplete)
+        return scoped
 
     @property
     def is_empty(self) -> bool:

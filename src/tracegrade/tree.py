@@ -63,24 +63,28 @@ _SUBQUERY_KEYS = frozenset(
 )
 
 
-def validate_query(query: Any, path: str = "query") -> None:
-    """Raise `ValueError` naming the path of the first unknown or mistyped key in a `SpanQuery`."""
-    if callable(query):
+def validate_query(query: Any, path: str = "query", *, top: bool = True) -> None:
+    """Raise `ValueError` naming the path of the first unknown or mistyped key in a `SpanQuery`.
+
+    A callable predicate is accepted in place of the whole query, not nested inside one.
+    """
+    if callable(query) and top:
         return
     if not isinstance(query, Mapping):
-        raise ValueError(f"{path}: expected a SpanQuery mapping or a callable, got {type(query).__name__}")
+        what = "a SpanQuery mapping or a callable" if top else "a SpanQuery mapping (callables only at the top level)"
+        raise ValueError(f"{path}: expected {what}, got {type(query).__name__}")
     for key, value in query.items():
         if key not in _QUERY_KEYS:
             close = difflib.get_close_matches(str(key), sorted(_QUERY_KEYS), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"{path}: unknown SpanQuery key {key!r}{hint}")
         if key in _SUBQUERY_KEYS:
-            validate_query(value, f"{path}.{key}")
+            validate_query(value, f"{path}.{key}", top=False)
         elif key in ("and_", "or_"):
             if not isinstance(value, list | tuple):
                 raise ValueError(f"{path}.{key}: expected a list of SpanQuery, got {type(value).__name__}")
             for i, sub in enumerate(value):
-                validate_query(sub, f"{path}.{key}[{i}]")
+                validate_query(sub, f"{path}.{key}[{i}]", top=False)
         elif key == "name_matches_regex":
             try:
                 re.compile(value)
@@ -347,7 +351,7 @@ class SpanNode:
             return False
         if (sub := q.get("no_child_has")) and any(c._matches(sub) for c in children):
             return False
-        stop = q.get("stop_recursing_when")
+        stop = q.get("stop_recursing_when") or None  # an empty query is ignored, as in pydantic-evals
         if any(k in q for k in _DESCENDANT_KEYS) and not self._descendants_match(q, stop):
             return False
         return not any(k in q for k in _ANCESTOR_KEYS) or self._ancestors_match(q, stop)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .agentic import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness, TrajectoryMatch
 from .base import BaseEvaluator, Evaluator
+from .health import MaxDuration, MaxTokens, NoErrorSpans, NoToolLoops
 from .reply import ContainsEvaluator
 from .spans import HasMatchingSpan
 from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
@@ -15,8 +16,12 @@ __all__ = [
     "ContainsEvaluator",
     "Evaluator",
     "HasMatchingSpan",
+    "MaxDuration",
     "MaxModelRequests",
+    "MaxTokens",
     "MaxToolCalls",
+    "NoErrorSpans",
+    "NoToolLoops",
     "ToolCallArgsEvaluator",
     "ToolCallEvaluator",
     "ToolCorrectness",

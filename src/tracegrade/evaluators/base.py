@@ -11,7 +11,9 @@ from ..models import EvalResult, TurnContext
 if TYPE_CHECKING:
     from ..trajectory import Trajectory
 
-__all__ = ["NO_SPANS_REASON", "BaseEvaluator", "Evaluator", "evaluator_name", "require_trajectory"]
+__all__ = [
+    "NO_SPANS_REASON", "BaseEvaluator", "Evaluator", "evaluator_name", "require_trajectory", "scoped_trajectory",
+]
 
 NO_SPANS_REASON = (
     "no agent spans were recorded: instrument the agent (Agent.instrument_all(), `agent.instrument = True`, "
@@ -69,4 +71,18 @@ def require_trajectory(ctx: TurnContext) -> Trajectory | EvalResult:
                 f"instrumentation; {NO_SPANS_REASON}"
             )
         return EvalResult.not_evaluated(NO_SPANS_REASON)
+    if traj.incomplete:
+        more = f" (+{len(traj.incomplete) - 3} more)" if len(traj.incomplete) > 3 else ""
+        return EvalResult.not_evaluated("the recorded run is incomplete: " + "; ".join(traj.incomplete[:3]) + more)
     return traj
+
+
+def scoped_trajectory(ctx: TurnContext, agent: str | None, subtree: object | None) -> Trajectory | EvalResult:
+    """`require_trajectory`, narrowed to one agent's calls and/or one subtree (`not_evaluated` if absent)."""
+    traj = require_trajectory(ctx)
+    if isinstance(traj, EvalResult) or (agent is None and subtree is None):
+        return traj
+    try:
+        return traj.scope(agent=agent, subtree=subtree)
+    except LookupError as e:
+        return EvalResult.not_evaluated(f"cannot scope the trajectory: {e}")

@@ -1,0 +1,299 @@
+"""Trajectory vocabulary: matching modes, steps with args, parallel calls, argument modes, scoping,
+health checks, capture integrity and results as telemetry — on real Pydantic AI runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from _agents import run_captured, scripted_agent
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic_ai import Agent, InstrumentationSettings
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tracegrade import EvalResult, capture, grade
+from tracegrade.evaluators import (
+    ArgumentCorrectness,
+    MaxDuration,
+    MaxModelRequests,
+    MaxTokens,
+    MaxToolCalls,
+    NoErrorSpans,
+    NoToolLoops,
+    ToolCorrectness,
+    TrajectoryMatch,
+)
+from tracegrade.matching import diff_arguments
+from tracegrade.telemetry import emit_results
+
+
+def one(source: Any, evaluator: Any) -> EvalResult:
+    [result] = grade(source, [evaluator])
+    return result
+
+
+def names(*tools: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(t, {}) for t in tools]
+
+
+# --- matching modes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("order", "expected", "passed"),
+    [
+        ("strict", ["a", "b", "c"], True),
+        ("strict", ["a", "c", "b"], False),
+        ("unordered", ["c", "b", "a"], True),
+        ("unordered", ["c", "b"], False),
+        ("subset", ["a", "b", "c", "d"], True),  # every call was expected; `d` may be missing
+        ("subset", ["a", "b"], False),  # `c` was not expected
+        ("superset", ["a", "c"], True),  # the expected ones were all called; extras fine
+        ("superset", ["a", "d"], False),
+    ],
+)
+def test_agentevals_modes(order: str, expected: list[str], passed: bool) -> None:
+    cap = run_captured(names("a", "b", "c"))
+    result = one(cap, TrajectoryMatch(expected, order=order))  # type: ignore[arg-type]
+    assert result.passed is passed
+    assert result.score == (1.0 if passed else 0.0)
+    assert "precision=" in result.reasoning and "recall=" in result.reasoning
+
+
+def test_steps_with_arguments() -> None:
+    cap = run_captured([("search", {"q": "x", "k": 5}), ("answer", {"text": "hi"})])
+    ok = TrajectoryMatch([{"tool": "search", "args": {"q": "x"}}, "answer"], order="exact")
+    assert one(cap, ok).passed
+    wrong = one(cap, TrajectoryMatch([{"tool": "search", "args": {"q": "y"}}, "answer"], order="in_order"))
+    assert wrong.score == pytest.approx(0.5) and "search(q='y')" in wrong.reasoning
+
+
+def test_step_arguments_not_recorded_is_not_evaluated() -> None:
+    cap = run_captured([("search", {"q": "x"})], include_content=False)
+    result = one(cap, TrajectoryMatch([{"tool": "search", "args": {"q": "x"}}]))
+    assert result.outcome == "not_evaluated" and "not recorded" in result.reasoning
+    assert one(cap, TrajectoryMatch(["search"])).passed  # names alone still work
+
+
+def test_optional_steps_may_be_skipped() -> None:
+    expected: list[Any] = ["validate", {"tool": "log", "optional": True}, "submit"]
+    assert one(run_captured(names("validate", "submit")), TrajectoryMatch(expected, order="exact")).passed
+    assert one(run_captured(names("validate", "log", "submit")), TrajectoryMatch(expected, order="exact")).passed
+    in_order = one(run_captured(names("validate", "submit")), TrajectoryMatch(expected))
+    assert in_order.score == 1.0 and "recall=2/2" in in_order.reasoning
+
+
+def test_step_syntax_errors_name_the_step() -> None:
+    with pytest.raises(ValueError, match=r"expected_trajectory\[1\]: .*unknown key 'arg'"):
+        TrajectoryMatch(["a", {"tool": "b", "arg": {}}])
+
+
+def test_parallel_calls_match_in_any_order_by_default() -> None:
+    cap = run_captured([[("b", {}), ("a", {})], ("c", {})])  # one response issues b and a together
+    assert one(cap, TrajectoryMatch(["a", "b", "c"], order="exact")).passed
+    strict = one(cap, TrajectoryMatch(["a", "b", "c"], order="exact", parallel="ordered"))
+    assert not strict.passed
+
+
+def test_sequential_calls_are_not_reordered() -> None:
+    cap = run_captured(names("b", "a", "c"))  # three separate responses
+    assert not one(cap, TrajectoryMatch(["a", "b", "c"], order="exact")).passed
+
+
+# --- argument modes ---------------------------------------------------------------------------------
+
+
+def test_argument_modes_on_a_run() -> None:
+    cap = run_captured([("book", {"time": "10am", "opts": {"seat": "aisle", "meal": "veg"}, "ts": 123})])
+    base: dict[str, Any] = {"tool_name": "book"}
+    assert one(cap, ArgumentCorrectness(**base, expected_arguments={"opts": {"seat": "aisle"}}, recursive=True)).passed
+    assert not one(cap, ArgumentCorrectness(**base, expected_arguments={"opts": {"seat": "aisle"}})).passed
+    superset = {"time": "10am", "opts": {"seat": "aisle", "meal": "veg"}, "ts": 0, "extra": 1}
+    assert one(cap, ArgumentCorrectness(**base, expected_arguments=superset, match_mode="superset",
+                                        key_modes={"ts": "ignore"})).passed  # fmt: skip
+    assert one(cap, ArgumentCorrectness(**base, expected_arguments={}, match_mode="ignore")).passed
+    exact = {"time": "10am", "opts": {"seat": "aisle", "meal": "veg"}, "ts": 999}
+    assert one(cap, ArgumentCorrectness(**base, expected_arguments=exact, match_mode="exact", ignore_keys=["t?"])).passed
+    rule = one(cap, ArgumentCorrectness(**base, expected_arguments={}, key_modes={"ts": lambda v: v < 100}))
+    assert not rule.passed and "key 'ts': 123 does not satisfy <lambda>" in rule.reasoning
+
+
+def test_occurrence_any() -> None:
+    cap = run_captured([("search", {"q": "a"}), ("search", {"q": "b"})])
+    assert one(cap, ArgumentCorrectness("search", {"q": "b"}, occurrence="any")).passed
+    miss = one(cap, ArgumentCorrectness("search", {"q": "z"}, occurrence="any"))
+    assert not miss.passed and "observed [{'q': 'a'}, {'q': 'b'}]" in miss.reasoning
+
+
+def test_nested_key_paths_and_globs() -> None:
+    actual = {"filters": {"date": "2026-01-01", "city": "Paris", "debug": {"trace": 1}}}
+    assert diff_arguments(actual, {"filters": {"city": "Paris"}}, key_modes={"filters": "subset"}) == []
+    assert diff_arguments(actual, {"filters": {"city": "Paris", "date": "x"}}, "exact",
+                          ignore_keys=["filters.d*"]) == []  # fmt: skip
+    assert diff_arguments(actual, {"filters": {"city": "Rome"}}, recursive=True) == [
+        "key 'filters.city': expected 'Rome', got 'Paris'"
+    ]
+
+
+def test_unknown_argument_mode_is_rejected_at_construction() -> None:
+    with pytest.raises(ValueError, match="key_modes\\['q'\\]"):
+        ArgumentCorrectness("t", {}, key_modes={"q": "fuzzy"})
+
+
+# --- scoping ----------------------------------------------------------------------------------------
+
+
+def _two_agents() -> Any:
+    tp = TracerProvider()
+    settings = InstrumentationSettings(tracer_provider=tp)
+
+    def child_script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("lookup", {"k": "z"}, tool_call_id="c1")])
+        return ModelResponse(parts=[TextPart("child done")])
+
+    def parent_script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("delegate", {"task": "t"}, tool_call_id="p1")])
+        if len(messages) == 3:
+            return ModelResponse(parts=[ToolCallPart("lookup", {"k": "p"}, tool_call_id="p2")])
+        return ModelResponse(parts=[TextPart("parent done")])
+
+    child: Agent[None, str] = Agent(FunctionModel(child_script), name="researcher")
+    parent: Agent[None, str] = Agent(FunctionModel(parent_script), name="planner")
+    child.instrument = parent.instrument = settings
+
+    @child.tool_plain(name="lookup")
+    def child_lookup(k: str) -> str:
+        return k
+
+    @parent.tool_plain(name="lookup")
+    def parent_lookup(k: str) -> str:
+        return k
+
+    @parent.tool_plain
+    async def delegate(task: str) -> str:
+        return (await child.run(task)).output
+
+    with capture(provider=tp) as cap:
+        parent.run_sync("go")
+    return cap
+
+
+def test_agent_scoping_grades_one_agent() -> None:
+    cap = _two_agents()
+    assert one(cap, TrajectoryMatch(["delegate", "lookup"], order="exact", agent="planner")).passed
+    assert one(cap, TrajectoryMatch(["lookup"], order="exact", agent="researcher")).passed
+    assert one(cap, ArgumentCorrectness("lookup", {"k": "z"}, agent="researcher")).passed
+    assert one(cap, ArgumentCorrectness("lookup", {"k": "p"}, agent="planner")).passed
+    assert one(cap, MaxModelRequests(2, agent="researcher")).passed
+    missing = one(cap, ToolCorrectness(["x"], agent="writer"))
+    assert missing.outcome == "not_evaluated" and "no agent run named 'writer'" in missing.reasoning
+    assert "'planner'" in missing.reasoning
+
+
+def test_subtree_scoping() -> None:
+    cap = _two_agents()
+    sub = {"name_equals": "execute_tool delegate"}
+    assert one(cap, ToolCorrectness(["lookup"], subtree=sub)).passed  # only what ran under delegate
+    assert one(cap, MaxToolCalls(1, subtree=sub)).passed
+    none = one(cap, MaxToolCalls(1, subtree={"name_equals": "nope"}))
+    assert none.outcome == "not_evaluated" and "no span matches subtree" in none.reasoning
+
+
+# --- health checks ----------------------------------------------------------------------------------
+
+
+def test_max_duration_whole_run_and_per_tool() -> None:
+    cap = run_captured(names("slow", "fast"), sleep={"slow": 0.05})
+    assert one(cap, MaxDuration(10)).passed
+    assert not one(cap, MaxDuration(0.001)).passed
+    per_tool = one(cap, MaxDuration(0.02, tool="*"))
+    assert not per_tool.passed and "slow()" in per_tool.reasoning and "fast" not in per_tool.reasoning
+    assert one(cap, MaxDuration(0.02, tool="fast")).passed
+    p50 = one(cap, MaxDuration(0.02, tool="*", percentile=50))
+    assert p50.passed and "p50 of 2" in p50.reasoning
+
+
+def test_no_error_spans() -> None:
+    cap = run_captured(names("a", "b"), fail=[1])
+    result = one(cap, NoErrorSpans())
+    assert not result.passed and "1 error span(s): 'execute_tool b'" in result.reasoning
+    assert one(cap, NoErrorSpans(allowed_names=["execute_tool b*"])).passed
+    assert one(cap, NoErrorSpans(allow_retries=True)).passed
+    assert one(run_captured(names("a")), NoErrorSpans()).passed
+
+
+def test_max_tokens_sums_model_requests_only() -> None:
+    cap = run_captured(names("a"))
+    total_in = sum(r.input_tokens or 0 for r in cap.trajectory.model_requests)
+    agent_in = cap.trajectory.agent_runs[0].input_tokens
+    assert agent_in == total_in  # the agent span aggregates the same usage: it must not be added again
+    assert one(cap, MaxTokens(max_input=total_in)).passed
+    over = one(cap, MaxTokens(max_input=total_in - 1))
+    assert not over.passed and f"input {total_in} > {total_in - 1}" in over.reasoning
+
+
+def test_no_tool_loops() -> None:
+    loop = run_captured([("search", {"q": "x"})] * 3 + [("search", {"q": "y"})])
+    result = one(loop, NoToolLoops(max_repeats=2))
+    assert not result.passed and "search" in result.reasoning and "x3" in result.reasoning
+    assert one(loop, NoToolLoops(max_repeats=3)).passed
+    spaced = run_captured([("search", {"q": "x"}), ("other", {}), ("search", {"q": "x"}), ("search", {"q": "x"})])
+    assert one(spaced, NoToolLoops(max_repeats=2)).passed
+    assert not one(spaced, NoToolLoops(max_repeats=2, window=4)).passed
+
+
+def test_no_tool_loops_without_arguments_is_not_evaluated() -> None:
+    cap = run_captured([("search", {"q": "x"})] * 3, include_content=False)
+    assert one(cap, NoToolLoops(max_repeats=2)).outcome == "not_evaluated"
+
+
+# --- capture integrity ------------------------------------------------------------------------------
+
+
+def test_open_spans_make_trajectory_checks_not_evaluated() -> None:
+    tp = TracerProvider()
+    tracer = tp.get_tracer("t")
+    with capture(provider=tp) as cap:
+        with tracer.start_as_current_span("invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}):
+            pass
+        tracer.start_span("execute_tool slow", attributes={"gen_ai.operation.name": "execute_tool",
+                                                             "gen_ai.tool.name": "slow"})  # fmt: skip
+    assert [s.name for s in cap.open_spans] == ["execute_tool slow"]
+    result = one(cap, MaxToolCalls(5))
+    assert result.outcome == "not_evaluated" and "'execute_tool slow' was still open" in result.reasoning
+
+
+def test_attributes_dropped_by_span_limits_make_checks_not_evaluated() -> None:
+    tp = TracerProvider(span_limits=SpanLimits(max_span_attributes=5))
+    agent = scripted_agent([("search", {"q": "x"})], tracer_provider=tp)
+    with capture(provider=tp) as cap:
+        agent.run_sync("go")
+    assert cap.dropped  # the SDK dropped the oldest attributes: the tool name among them
+    for evaluator in (ToolCorrectness(["search"]), ArgumentCorrectness("search", {"q": "x"})):
+        result = one(cap, evaluator)
+        assert result.outcome == "not_evaluated" and "span limits" in result.reasoning
+
+
+# --- results as telemetry ---------------------------------------------------------------------------
+
+
+def test_results_are_emitted_as_evaluation_events_on_the_run_trace() -> None:
+    cap = run_captured(names("a"))
+    results = grade(cap, [ToolCorrectness(["a"]), MaxToolCalls(0)])
+    exporter = InMemorySpanExporter()
+    tp = TracerProvider()
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    emit_results(results, cap, tracer_provider=tp)
+    [span] = exporter.get_finished_spans()
+    run_span = cap.trajectory.agent_runs[0].span
+    assert run_span is not None and span.context is not None and span.parent is not None
+    assert span.context.trace_id == run_span.trace_id and span.parent.span_id == run_span.span_id
+    events = [dict(e.attributes or {}) for e in span.events if e.name == "gen_ai.evaluation.result"]
+    assert [(e["gen_ai.evaluation.name"], e["gen_ai.evaluation.score.label"], e["gen_ai.evaluation.score.value"])
+            for e in events] == [("ToolCorrectness", "passed", 1.0), ("MaxToolCalls", "failed", 0.0)]  # fmt: skip
+    assert events[1]["gen_ai.evaluation.explanation"] == "1 tool call(s), budget=0"
