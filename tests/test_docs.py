@@ -1,4 +1,4 @@
-"""Every ```python block in README.md and docs/concepts.md runs (each block in a fresh namespace)."""
+"""Every ```python block in README.md, docs/concepts.md and docs/vocabulary.md runs (each block in a fresh namespace)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", ROOT / "docs" / "concepts.md"]
+DOCS = [ROOT / "README.md", ROOT / "docs" / "concepts.md", ROOT / "docs" / "vocabulary.md"]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 

@@ -297,3 +297,27 @@ def test_results_are_emitted_as_evaluation_events_on_the_run_trace() -> None:
     assert [(e["gen_ai.evaluation.name"], e["gen_ai.evaluation.score.label"], e["gen_ai.evaluation.score.value"])
             for e in events] == [("ToolCorrectness", "passed", 1.0), ("MaxToolCalls", "failed", 0.0)]  # fmt: skip
     assert events[1]["gen_ai.evaluation.explanation"] == "1 tool call(s), budget=0"
+
+
+def test_calls_without_spans_are_never_treated_as_parallel() -> None:
+    from tracegrade import Trajectory
+
+    assert not one(Trajectory.from_calls(["b", "a"]), TrajectoryMatch(["a", "b"], order="exact")).passed
+
+
+def test_vocabulary_from_a_yaml_spec(tmp_path: Any) -> None:
+    from tracegrade.spec import load_spec
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "evaluators:\n"
+        "  - TrajectoryMatch: {expected_trajectory: [{tool: search, args: {q: x}}, {tool: log, optional: true}],"
+        " order: strict}\n"
+        "  - ArgumentCorrectness: {tool_name: search, expected_arguments: {q: x}, occurrence: any,"
+        " key_modes: {k: ignore}}\n"
+        "  - NoToolLoops: {max_repeats: 1}\n"
+        "  - MaxTokens: {max_total: 100000}\n"
+        "  - NoErrorSpans: {allowed_names: ['execute_tool flaky*']}\n"
+    )
+    cap = run_captured([("search", {"q": "x", "k": 1})])
+    assert [r.outcome for r in grade(cap, load_spec(spec))] == ["passed"] * 5

@@ -276,10 +276,10 @@ class Trajectory:
         for req in self.model_requests:
             if req.span is not None:
                 events.append((req.span.start_ns, 0, req.span.span_id, req))
+        out = [-1 - i for i in range(len(calls))]  # calls seen in no span: each its own step
         for i, call in enumerate(calls):
-            start = call.span.start_ns if call.span is not None else 0
-            events.append((start, 1, i, call))
-        out = [0] * len(calls)
+            if call.span is not None:
+                events.append((call.span.start_ns, 1, i, call))
         for _, kind, index, item in sorted(events, key=lambda e: e[:3]):
             run = item.run  # type: ignore[attr-defined]
             key = id(run)
