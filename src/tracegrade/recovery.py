@@ -53,7 +53,7 @@ def _messages_from_spans(traj: Trajectory) -> list[Any]:
 
 def recover_arguments(traj: Trajectory, messages: Iterable[Any] | None = None) -> Trajectory:
     """Set `args` (with `args_source="messages"`) on calls whose span did not record them."""
-    missing = [c for c in traj.all_calls if c.args is NOT_RECORDED and c.call_id]
+    missing = [c for c in traj.all_calls if c.args_text is None and c.args is NOT_RECORDED and c.call_id]
     if not missing:
         return traj
     parts = tool_call_parts(_messages_from_spans(traj))

@@ -10,7 +10,8 @@ failures (`pydantic_ai.tool.failure_stage = validation`) are failed attempts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
@@ -18,7 +19,7 @@ from ._common import first_int, first_str
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
+__all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "tool_call"]
 
 name = "pydantic_ai"
 
@@ -37,10 +38,39 @@ def recognizes(node: SpanNode) -> bool:
     return node.scope_name == SCOPE
 
 
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
+    """One pass over a span: False when not a Pydantic AI span, True when it is one but not a step
+    (e.g. `running tools`), else the step. Same answers as `recognizes` + the three functions, with
+    the span name deciding which one to ask (this runs on every span)."""
+    nm = node.name
+    if nm.startswith("chat "):
+        if not _is_mine(node):
+            return False
+        return model_request(node) or True
+    if nm.startswith("execute_tool ") or nm == "running tool" or nm == "running output function":
+        if not _is_mine(node):
+            return False
+        return tool_call(node) or True
+    if not recognizes(node):
+        return False
+    return agent_run(node) or model_request(node) or True
+
+
+def _is_mine(node: SpanNode) -> bool:
+    attrs = node.attributes
+    msg = attrs.get("logfire.msg")
+    if msg is not None:
+        return (isinstance(msg, str) and msg.startswith(_MSG_PREFIXES)) or node.scope_name == SCOPE
+    return "gen_ai.agent.call.id" in attrs or node.name in _V2_NAMES or node.scope_name == SCOPE
+
+
 def agent_run(node: SpanNode) -> AgentRun | None:
     nm = node.name
     attrs = node.attributes
-    if not (nm == "agent run" or (nm.startswith("invoke_agent") and attrs.get("gen_ai.operation.name", "invoke_agent") == "invoke_agent")):
+    if not (
+        nm == "agent run"
+        or (nm.startswith("invoke_agent") and attrs.get("gen_ai.operation.name", "invoke_agent") == "invoke_agent")
+    ):
         return None
     return AgentRun(
         name=first_str(attrs, "gen_ai.agent.name", "agent_name"),
@@ -58,30 +88,27 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     if nm != "running tool" and nm != "running output function" and not nm.startswith("execute_tool "):
         return None
     attrs = node.attributes
-    tool = attrs.get("gen_ai.tool.name")
-    if not isinstance(tool, str):
+    get = attrs.get
+    tool = get("gen_ai.tool.name")
+    if type(tool) is not str:
         return None
-    raw = attrs.get("gen_ai.tool.call.arguments", attrs.get("tool_arguments"))
-    call = ToolCall._from_span(tool, raw if isinstance(raw, str) or raw is None else str(raw), node, name)
-    if raw is not None and not isinstance(raw, str):
+    raw = get("gen_ai.tool.call.arguments")
+    if raw is None:
+        raw = get("tool_arguments")
+    call = ToolCall._from_span(tool, raw if raw is None or type(raw) is str else str(raw), node, name)
+    if raw is not None and type(raw) is not str:
         call._args = raw
-    if (cid := attrs.get("gen_ai.tool.call.id")) is not None:
+    if (cid := get("gen_ai.tool.call.id")) is not None:
         call.call_id = str(cid)
-    result = attrs.get("gen_ai.tool.call.result", attrs.get("tool_response"))
+    result = get("gen_ai.tool.call.result")
+    if result is None:
+        result = get("tool_response")
     if result is not None:
         call.result = result
-    msg = attrs.get("logfire.msg")
-    if nm == "running output function" or (isinstance(msg, str) and msg.startswith("running output function:")):
+    msg = get("logfire.msg")
+    if nm == "running output function" or (type(msg) is str and msg.startswith("running output function:")):
         call.output_function = True
-    deferral = attrs.get("pydantic_ai.tool.deferral.name")
-    if isinstance(deferral, str):
-        call.deferred = deferral
-    if (cause := attrs.get("pydantic_ai.tool.retry.cause")) is not None:
-        call.retry_cause = str(cause)
-        call.retry_attempt = first_int(attrs, "pydantic_ai.tool.retry.attempt")
-    if attrs.get("pydantic_ai.tool.failure_stage") == "validation":
-        call.status = "error"
-        call.retry_cause = call.retry_cause or "validation_error"
+    _rare_attributes(call, attrs)
     if node.status == "error":
         exc = _exception_type(node)
         if call.deferred is None and exc is not None and exc.endswith(_DEFERRAL_EXCEPTIONS):
@@ -92,20 +119,39 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     return call
 
 
+def _rare_attributes(call: ToolCall, attrs: Mapping[str, Any]) -> None:
+    deferral = attrs.get("pydantic_ai.tool.deferral.name")
+    if isinstance(deferral, str):
+        call.deferred = deferral
+    if (cause := attrs.get("pydantic_ai.tool.retry.cause")) is not None:
+        call.retry_cause = str(cause)
+        call.retry_attempt = first_int(attrs, "pydantic_ai.tool.retry.attempt")
+    if attrs.get("pydantic_ai.tool.failure_stage") == "validation":
+        call.status = "error"
+        call.retry_cause = call.retry_cause or "validation_error"
+
+
 def model_request(node: SpanNode) -> ModelRequest | None:
     attrs = node.attributes
-    if attrs.get("gen_ai.operation.name") != "chat" or "gen_ai.request.model" not in attrs:
+    get = attrs.get
+    if get("gen_ai.operation.name") != "chat" or "gen_ai.request.model" not in attrs:
         return None
+    inp, out, cache = get("gen_ai.usage.input_tokens"), get("gen_ai.usage.output_tokens"), get(_CACHE_READ)
+    model, response, provider = get("gen_ai.request.model"), get("gen_ai.response.model"), get("gen_ai.provider.name")
     return ModelRequest(
-        model=first_str(attrs, "gen_ai.request.model"),
-        input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
-        output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
-        response_model=first_str(attrs, "gen_ai.response.model"),
-        provider=first_str(attrs, "gen_ai.provider.name", "gen_ai.system"),
-        cache_read_tokens=first_int(attrs, "gen_ai.usage.cache_read.input_tokens"),
-        span=node,
-        dialect=name,
+        model if type(model) is str else None,
+        inp if type(inp) is int else first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+        out if type(out) is int else first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+        response if type(response) is str else None,
+        provider if type(provider) is str else first_str(attrs, "gen_ai.system"),
+        cache if type(cache) is int else None,
+        None,
+        node,
+        name,
     )
+
+
+_CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
 
 
 def _exception_type(node: SpanNode) -> str | None:
