@@ -42,7 +42,6 @@ class Capture:
         self.parent = parent
         self._spans: list[ReadableSpan] = []
         self._open: dict[int, SDKSpan] = {}
-        self._owned: list[int] = []
         self.open_spans: list[ReadableSpan] = []
         """Spans that started inside the block but had not ended when it exited."""
         self.closed = False
@@ -114,22 +113,20 @@ class SpanRecorder(SpanProcessor):
             while cap.closed:  # a task that outlived its capture block: fall back to an open enclosing one
                 if (cap := cap.parent) is None:
                     return
-            ctx = span.context
-            if ctx is not None:
-                self._owner[ctx.span_id] = cap
-                cap._open[ctx.span_id] = span
-                cap._owned.append(ctx.span_id)
+            sid = span.context.span_id
+            self._owner[sid] = cap
+            cap._open[sid] = span
         except Exception:  # a recorder bug must never reach the instrumented application
             _log.debug("tracegrade: SpanRecorder.on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            ctx = span.context
-            if ctx is None or (cap := self._owner.get(ctx.span_id)) is None:
-                return
-            if cap._open.pop(ctx.span_id, None) is None:
-                return  # the capture closed while the span was open: it is reported as open there
-            c: Capture | None = cap
+            sid = span.context.span_id  # type: ignore[union-attr]
+            cap = self._owner.get(sid)
+            if cap is None or cap._open.pop(sid, None) is None:
+                return  # not ours, or the capture closed while it was open (reported there as open)
+            cap._spans.append(span)
+            c = cap.parent
             while c is not None:
                 if not c.closed:
                     c._spans.append(span)
@@ -138,10 +135,11 @@ class SpanRecorder(SpanProcessor):
             _log.debug("tracegrade: SpanRecorder.on_end failed", exc_info=True)
 
     def _release(self, cap: Capture) -> None:
-        pop = self._owner.pop
-        for sid in cap._owned:
-            pop(sid, None)
-        cap._owned.clear()
+        owner = self._owner
+        for span in (*cap._spans, *cap.open_spans):
+            sid = span.context.span_id  # type: ignore[union-attr]
+            if owner.get(sid) is cap:
+                del owner[sid]
 
     def shutdown(self) -> None:
         self._owner.clear()
