@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from _agents import run_captured
 
+from _agents import run_captured
 from tracegrade import EvalResult, SpanTree, grade
 from tracegrade.evaluators import (
     ArgumentCorrectness,
@@ -192,8 +192,14 @@ def test_max_model_requests_prefers_the_requests_metric() -> None:
 
 @pytest.mark.parametrize(
     "evaluator",
-    [ToolCorrectness(["a"]), TrajectoryMatch(["a"]), ArgumentCorrectness("a", {}), MaxToolCalls(1),
-     MaxModelRequests(1), HasMatchingSpan({"name_equals": "x"})],  # fmt: skip
+    [
+        ToolCorrectness(["a"]),
+        TrajectoryMatch(["a"]),
+        ArgumentCorrectness("a", {}),
+        MaxToolCalls(1),
+        MaxModelRequests(1),
+        HasMatchingSpan({"name_equals": "x"}),
+    ],  # fmt: skip
     ids=lambda e: type(e).__name__,
 )
 def test_no_spans_is_not_evaluated_and_says_how_to_instrument(evaluator: object) -> None:

@@ -47,7 +47,9 @@ def _agent(tp: TracerProvider, version: int, include_content: bool) -> Agent[Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # versions 2-4 are deprecated upstream
         agent.instrument = InstrumentationSettings(
-            tracer_provider=tp, version=version, include_content=include_content  # type: ignore[arg-type]
+            tracer_provider=tp,
+            version=version,
+            include_content=include_content,  # type: ignore[arg-type]
         )
 
     @agent.tool_plain
@@ -81,7 +83,9 @@ def _run(version: int, include_content: bool) -> tuple[Trajectory, list[Readable
     return cap.trajectory, list(cap.spans)
 
 
-@pytest.fixture(scope="module", params=[(v, c) for v in VERSIONS for c in (True, False)], ids=lambda p: f"v{p[0]}-content-{p[1]}")
+@pytest.fixture(
+    scope="module", params=[(v, c) for v in VERSIONS for c in (True, False)], ids=lambda p: f"v{p[0]}-content-{p[1]}"
+)
 def run(request: pytest.FixtureRequest) -> tuple[Trajectory, list[ReadableSpan], bool]:
     version, content = request.param
     traj, spans = _run(version, content)

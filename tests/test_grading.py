@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from _agents import run_captured
 
+from _agents import run_captured
 from tracegrade import EvalResult, SpanTree, Trajectory, TurnContext, agrade, grade
 from tracegrade.evaluators import MaxToolCalls, ToolCorrectness
 

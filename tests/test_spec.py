@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _agents import run_captured
 
+from _agents import run_captured
 from tracegrade import grade
 from tracegrade.evaluators import HasMatchingSpan, MaxToolCalls, ToolCorrectness, TrajectoryMatch
 from tracegrade.spec import SpecError, build_evaluators, load_spec
@@ -46,11 +46,18 @@ def test_spec_file_grades_like_the_python_api(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("items", "message"),
     [
-        ([{"ToolCorectness": {}}], "evaluators[0]: unknown evaluator 'ToolCorectness' (did you mean 'ToolCorrectness'?)"),
-        ([{"MaxToolCalls": 1}, {"ToolCorrectness": {"expected_tool": ["a"]}}],
-         "evaluators[1].ToolCorrectness.expected_tool: unknown parameter (did you mean 'expected_tools'?)"),
-        ([{"TrajectoryMatch": {"expected_trajectory": ["a"], "order": "bogus"}}],
-         "evaluators[0].TrajectoryMatch.order: Input should be 'exact', 'in_order', 'any_order'"),
+        (
+            [{"ToolCorectness": {}}],
+            "evaluators[0]: unknown evaluator 'ToolCorectness' (did you mean 'ToolCorrectness'?)",
+        ),
+        (
+            [{"MaxToolCalls": 1}, {"ToolCorrectness": {"expected_tool": ["a"]}}],
+            "evaluators[1].ToolCorrectness.expected_tool: unknown parameter (did you mean 'expected_tools'?)",
+        ),
+        (
+            [{"TrajectoryMatch": {"expected_trajectory": ["a"], "order": "bogus"}}],
+            "evaluators[0].TrajectoryMatch.order: Input should be 'exact', 'in_order', 'any_order'",
+        ),
         ([{"MaxToolCalls": "five"}], "evaluators[0].MaxToolCalls.max_calls: Input should be a valid integer"),
         (["ToolCorrectness"], "evaluators[0].ToolCorrectness: missing required parameter(s) ['expected_tools']"),
         ([{"HasMatchingSpan": {"query": {"name_equal": "x"}}}], "did you mean 'name_equals'?"),

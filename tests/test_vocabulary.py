@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _agents import run_captured, scripted_agent
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -14,6 +13,7 @@ from pydantic_ai import Agent, InstrumentationSettings
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from _agents import run_captured, scripted_agent
 from tracegrade import EvalResult, capture, grade
 from tracegrade.evaluators import (
     ArgumentCorrectness,
@@ -116,7 +116,9 @@ def test_argument_modes_on_a_run() -> None:
                                         key_modes={"ts": "ignore"})).passed  # fmt: skip
     assert one(cap, ArgumentCorrectness(**base, expected_arguments={}, match_mode="ignore")).passed
     exact = {"time": "10am", "opts": {"seat": "aisle", "meal": "veg"}, "ts": 999}
-    assert one(cap, ArgumentCorrectness(**base, expected_arguments=exact, match_mode="exact", ignore_keys=["t?"])).passed
+    assert one(
+        cap, ArgumentCorrectness(**base, expected_arguments=exact, match_mode="exact", ignore_keys=["t?"])
+    ).passed
     rule = one(cap, ArgumentCorrectness(**base, expected_arguments={}, key_modes={"ts": lambda v: v < 100}))
     assert not rule.passed and "key 'ts': 123 does not satisfy <lambda>" in rule.reasoning
 

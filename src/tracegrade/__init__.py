@@ -7,15 +7,20 @@ from .evaluators import (
     ArgumentCorrectness,
     ContainsEvaluator,
     HasMatchingSpan,
+    JudgeEvaluator,
     MaxModelRequests,
     MaxToolCalls,
     ToolCallArgsEvaluator,
+    ToolCallArgsJudgeEvaluator,
     ToolCallEvaluator,
     ToolCorrectness,
+    TrajectoryJudge,
     TrajectoryMatch,
 )
 from .grading import agrade, grade
 from .models import EvalResult, TurnContext
+from .pytest_plugin.session import TranscriptResult
+from .pytest_plugin.transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
 from .spans import Span
 from .trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall, Trajectory
 from .tree import SpanNode, SpanQuery, SpanTree
@@ -24,12 +29,16 @@ __version__ = "0.1.0"
 
 __all__ = [
     "NOT_RECORDED",
+    "AgentReply",
     "AgentRun",
     "ArgumentCorrectness",
     "Capture",
     "ContainsEvaluator",
     "EvalResult",
+    "Expect",
     "HasMatchingSpan",
+    "JudgeConfig",
+    "JudgeEvaluator",
     "MaxModelRequests",
     "MaxToolCalls",
     "ModelRequest",
@@ -39,11 +48,16 @@ __all__ = [
     "SpanRecorder",
     "SpanTree",
     "ToolCall",
+    "ToolCallArgsConfig",
     "ToolCallArgsEvaluator",
+    "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",
     "ToolCorrectness",
     "Trajectory",
+    "TrajectoryJudge",
     "TrajectoryMatch",
+    "TranscriptResult",
+    "Turn",
     "TurnContext",
     "__version__",
     "agrade",

@@ -62,9 +62,7 @@ class Capture:
         from .trajectory import Trajectory
 
         traj = Trajectory.from_tree(self.tree, messages=self.messages)
-        traj.incomplete.extend(
-            f"span {s.name!r} was still open when the capture closed" for s in self.open_spans
-        )
+        traj.incomplete.extend(f"span {s.name!r} was still open when the capture closed" for s in self.open_spans)
         traj.incomplete.extend(
             f"span {name!r} lost {n} attribute(s) to the SDK's span limits (raise OTEL_ATTRIBUTE_COUNT_LIMIT)"
             for name, n, _ in self.dropped
@@ -184,7 +182,7 @@ def ensure_recorder(provider: object | None = None) -> TracerProvider:
         return sdk
 
 
-class capture:  # noqa: N801 - used as a function-like context manager
+class capture:
     """Record the spans of the enclosed block: `with capture() as cap:` or `async with capture() as cap:`.
 
     `provider` attaches to a specific SDK `TracerProvider` instead of the global one (for agents

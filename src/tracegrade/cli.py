@@ -88,9 +88,7 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
     graded = [(label, traj, grade(traj, evaluators)) for label, _tree, traj in _load(args.paths, args.dialect)]
     if not graded:
         raise _BadInput(f"no traces found in {', '.join(args.paths)}")
-    failed = [
-        label for label, _, results in graded if not all(_counts_as_pass(r, args.not_evaluated) for r in results)
-    ]
+    failed = [label for label, _, results in graded if not all(_counts_as_pass(r, args.not_evaluated) for r in results)]
     if args.format == "json":
         doc = [{"trace": label, "passed": label not in failed, "tool_calls": [c.describe() for c in traj.tool_calls],
                 "results": [_result_dict(r) for r in results]} for label, traj, results in graded]  # fmt: skip
@@ -130,7 +128,7 @@ def _junit(graded: Sequence[tuple[str, Trajectory, Sequence[EvalResult]]], not_e
                 failures += 1
                 body = f"<failure message={quoteattr(r.reasoning)}>{escape(r.reasoning)}</failure>"
             cases.append(f"  <testcase classname={quoteattr(label)} name={quoteattr(r.name)}>{body}</testcase>")
-    head = (f'<testsuite name="tracegrade" tests="{len(cases)}" failures="{failures}" skipped="{skipped}">')
+    head = f'<testsuite name="tracegrade" tests="{len(cases)}" failures="{failures}" skipped="{skipped}">'
     return "\n".join(['<?xml version="1.0" encoding="utf-8"?>', head, *cases, "</testsuite>"])
 
 
@@ -173,9 +171,7 @@ class _BadInput(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tracegrade", description="Grade AI agents from their OpenTelemetry traces."
-    )
+    parser = argparse.ArgumentParser(prog="tracegrade", description="Grade AI agents from their OpenTelemetry traces.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="record, grade and report a bundled deterministic agent (no network)")
     g = sub.add_parser("grade", help="grade recorded traces against a YAML spec; exit 1 if any trace fails")

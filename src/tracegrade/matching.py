@@ -8,8 +8,17 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 __all__ = [
-    "ARGS_MODES", "ArgsMode", "KeyRule", "Step", "align_any_order", "align_exact", "align_in_order",
-    "check_args_options", "diff_arguments", "lcs_length", "step_matches",
+    "ARGS_MODES",
+    "ArgsMode",
+    "KeyRule",
+    "Step",
+    "align_any_order",
+    "align_exact",
+    "align_in_order",
+    "check_args_options",
+    "diff_arguments",
+    "lcs_length",
+    "step_matches",
 ]
 
 ArgsMode = Literal["exact", "subset", "superset", "ignore"]

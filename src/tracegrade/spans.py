@@ -81,9 +81,7 @@ class Span:
             status=status_of(span.status.status_code.value),
             status_message=span.status.description or "",
             kind=SPAN_KINDS[span.kind.value],
-            events=tuple(
-                SpanEvent(e.name, e.timestamp or 0, dict(e.attributes or {})) for e in span.events
-            ),
+            events=tuple(SpanEvent(e.name, e.timestamp or 0, dict(e.attributes or {})) for e in span.events),
             resource=dict(span.resource.attributes) if span.resource is not None else {},
             scope_name=scope.name if scope is not None else "",
             scope_version=(scope.version or "") if scope is not None else "",

@@ -65,7 +65,9 @@ def build_evaluator(item: Any, where: str = "evaluators[0]") -> object:
     fields = _fields(cls)
     names = [f.name for f in fields]
     if args:
-        required = [f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        required = [
+            f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
         if not names:
             raise SpecError(f"{where}.{name}: takes no parameters, got {args[0]!r}")
         kwargs = {(required or names)[0]: args[0]}

@@ -59,6 +59,8 @@ def emit_results(
     parent = SpanContext(top.trace_id, top.span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
     tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("tracegrade")
     ctx = trace.set_span_in_context(NonRecordingSpan(parent))
-    with tracer.start_as_current_span("gen_ai.evaluation", context=ctx, attributes={"gen_ai.operation.name": "evaluate"}) as span:
+    with tracer.start_as_current_span(
+        "gen_ai.evaluation", context=ctx, attributes={"gen_ai.operation.name": "evaluate"}
+    ) as span:
         for result in results:
             span.add_event("gen_ai.evaluation.result", attributes=result_attributes(result))

@@ -217,7 +217,6 @@ class Trajectory:
     ) -> Trajectory:
         """Extract the trajectory; `dialect` forces one convention instead of auto-detecting per span."""
         from .dialects import extract
-
         from .recovery import recover_arguments
 
         return recover_arguments(extract(tree, dialect=dialect), messages)
@@ -318,7 +317,4 @@ class Trajectory:
         return self.recognized_spans == 0 and not self.all_calls
 
     def __repr__(self) -> str:
-        return (
-            f"<Trajectory calls={[c.describe() for c in self.tool_calls]} "
-            f"model_requests={len(self.model_requests)}>"
-        )
+        return f"<Trajectory calls={[c.describe() for c in self.tool_calls]} model_requests={len(self.model_requests)}>"

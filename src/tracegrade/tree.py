@@ -331,9 +331,7 @@ class SpanNode:
             return False
         if (v := q.get("name_matches_regex")) and not re.match(v, self.name):
             return False
-        if (attrs := q.get("has_attributes")) and not all(
-            self._attribute_matches(k, val) for k, val in attrs.items()
-        ):
+        if (attrs := q.get("has_attributes")) and not all(self._attribute_matches(k, val) for k, val in attrs.items()):
             return False
         if (keys := q.get("has_attribute_keys")) and not all(k in self.attributes for k in keys):
             return False

@@ -8,11 +8,14 @@ is not of that kind). Each span is classified by the first dialect that recogniz
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
+from .._gc import paused_gc
+from ..spans import Span
 from ..trajectory import AgentRun, ModelRequest, ToolCall, Trajectory
-from . import pydantic_ai
-from ._common import is_pending
+from . import genai, openinference, openllmetry, pydantic_ai
 
 if TYPE_CHECKING:
     from ..tree import SpanNode, SpanTree
@@ -29,7 +32,7 @@ class Dialect(Protocol):
     def model_request(self, node: SpanNode) -> ModelRequest | None: ...
 
 
-DIALECTS: list[Dialect] = [pydantic_ai]
+DIALECTS: list[Dialect] = [pydantic_ai, openinference, openllmetry, genai]
 """Auto-detection order: most specific first."""
 
 
@@ -50,56 +53,72 @@ def get_dialect(dialect: str | Dialect) -> Dialect:
     raise ValueError(f"unknown dialect {dialect!r}; known dialects: {names}")
 
 
+def _classifier(d: Dialect) -> Callable[[SpanNode], object]:
+    classify = getattr(d, "classify", None)
+    if classify is not None:
+        return classify  # type: ignore[no-any-return]
+
+    def composed(node: SpanNode) -> object:
+        if not d.recognizes(node):
+            return False
+        return d.agent_run(node) or d.tool_call(node) or d.model_request(node) or True
+
+    return composed
+
+
 def extract(tree: SpanTree, *, dialect: str | Dialect | None = None) -> Trajectory:
     """Classify every span once and collect tool calls, model requests and agent runs."""
-    dialects = [get_dialect(dialect)] if dialect is not None else DIALECTS
+    with paused_gc():
+        return _extract(tree, dialect)
+
+
+def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
+    classifiers = [_classifier(get_dialect(dialect))] if dialect is not None else [_classifier(d) for d in DIALECTS]
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
     runs: list[AgentRun] = []
-    recognized = 0
+    still_open: list[str] = []
     stack: list[tuple[SpanNode, AgentRun | None]] = [(r, None) for r in reversed(tree.roots)]
     while stack:
         node, run = stack.pop()
+        if node.end_ns is None:
+            still_open.append(f"span {node.name!r} had not ended (trace still open)")
         if node.children:
             stack.extend([(child, run) for child in reversed(node.children)])
-        if is_pending(node.attributes):
-            continue
-        d = next((d for d in dialects if d.recognizes(node)), None)
-        if d is None:
-            continue
-        if (agent := d.agent_run(node)) is not None:
-            agent = dataclasses.replace(agent, parent=run)
+        if node.attributes.get("logfire.span_type") == "pending_span":
+            continue  # logfire's zero-length duplicate of a span that is recorded in full
+        step: object = False
+        for classify in classifiers:
+            if (step := classify(node)) is not False:
+                break
+        kind = type(step)
+        if kind is ToolCall:
+            call: ToolCall = step  # type: ignore[assignment]
+            if run is not None:
+                call.agent = run.name
+                call.run = run
+            src = node.source
+            if not isinstance(src, Span) and src.dropped_attributes:
+                call.dropped_attributes = src.dropped_attributes
+            calls.append(call)
+        elif kind is ModelRequest:
+            req: ModelRequest = step  # type: ignore[assignment]
+            if run is not None:
+                req.agent = run.name
+                req.run = run
+            requests.append(req)
+        elif isinstance(step, AgentRun):
+            agent = dataclasses.replace(step, parent=run)
             runs.append(agent)
-            recognized += 1
             if node.children:  # children were pushed with the enclosing run: re-push with this one
                 del stack[len(stack) - len(node.children) :]
                 stack.extend([(child, agent) for child in reversed(node.children)])
-        elif (call := d.tool_call(node)) is not None:
-            if run is not None:
-                call.agent = run.name
-            calls.append(call)
-            recognized += 1
-        elif (req := d.model_request(node)) is not None:
-            if run is not None:
-                req.agent = run.name
-            requests.append(req)
-            recognized += 1
-    calls.sort(key=_call_order)
-    requests.sort(key=_request_order)
-    runs.sort(key=_run_order)
-    return Trajectory(calls, requests, runs, tree=tree, recognized_spans=recognized)
+    calls.sort(key=_BY_START)
+    requests.sort(key=_BY_START)
+    runs.sort(key=_BY_START)
+    traj = Trajectory(calls, requests, runs, tree=tree, recognized_spans=len(calls) + len(requests) + len(runs))
+    traj.incomplete = still_open
+    return traj
 
 
-def _call_order(call: ToolCall) -> tuple[int, int]:
-    span = call.span
-    return (span.start_ns, span.span_id) if span is not None else (0, 0)
-
-
-def _request_order(req: ModelRequest) -> tuple[int, int]:
-    span = req.span
-    return (span.start_ns, span.span_id) if span is not None else (0, 0)
-
-
-def _run_order(run: AgentRun) -> tuple[int, int]:
-    span = run.span
-    return (span.start_ns, span.span_id) if span is not None else (0, 0)
+_BY_START = attrgetter("span.start_ns", "span.span_id")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .agentic import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness, TrajectoryMatch
 from .base import BaseEvaluator, Evaluator
 from .health import MaxDuration, MaxTokens, NoErrorSpans, NoToolLoops
+from .judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge
 from .reply import ContainsEvaluator
 from .spans import HasMatchingSpan
 from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
@@ -16,6 +17,7 @@ __all__ = [
     "ContainsEvaluator",
     "Evaluator",
     "HasMatchingSpan",
+    "JudgeEvaluator",
     "MaxDuration",
     "MaxModelRequests",
     "MaxTokens",
@@ -23,7 +25,9 @@ __all__ = [
     "NoErrorSpans",
     "NoToolLoops",
     "ToolCallArgsEvaluator",
+    "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",
     "ToolCorrectness",
+    "TrajectoryJudge",
     "TrajectoryMatch",
 ]

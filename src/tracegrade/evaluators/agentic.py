@@ -366,6 +366,4 @@ class MaxModelRequests(_Scoped):
             if isinstance(traj, EvalResult):
                 return traj
             n, source = len(traj.model_requests), "span tree"
-        return EvalResult(
-            n <= self.max_requests, f"{n} model request(s) (from {source}), budget={self.max_requests}"
-        )
+        return EvalResult(n <= self.max_requests, f"{n} model request(s) (from {source}), budget={self.max_requests}")

@@ -12,7 +12,12 @@ if TYPE_CHECKING:
     from ..trajectory import Trajectory
 
 __all__ = [
-    "NO_SPANS_REASON", "BaseEvaluator", "Evaluator", "evaluator_name", "require_trajectory", "scoped_trajectory",
+    "NO_SPANS_REASON",
+    "BaseEvaluator",
+    "Evaluator",
+    "evaluator_name",
+    "require_trajectory",
+    "scoped_trajectory",
 ]
 
 NO_SPANS_REASON = (

@@ -15,7 +15,8 @@ __all__ = ["ContainsEvaluator"]
 class ContainsEvaluator(BaseEvaluator):
     """The reply contains / matches the given strings and patterns (case-insensitive by default).
 
-    Invalid regex patterns raise `ValueError` here, at construction.
+    Invalid regex patterns raise `ValueError` here, at construction. `evaluate` is async, as the
+    reference protocol says (`await evaluator.evaluate(ctx)` works in custom evaluators).
     """
 
     any_of: list[str] = field(default_factory=list)
@@ -26,6 +27,10 @@ class ContainsEvaluator(BaseEvaluator):
     evaluation_name: str | None = field(default=None)
 
     def __post_init__(self) -> None:
+        for where in ("any_of", "all_of", "matches_any", "matches_all"):
+            value = getattr(self, where)
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"ContainsEvaluator({where}=...) must be a list of strings, got {value!r}")
         flags = 0 if self.case_sensitive else re.IGNORECASE
         self._any = [self._compile(p, flags, "matches_any") for p in self.matches_any]
         self._all = [self._compile(p, flags, "matches_all") for p in self.matches_all]
@@ -37,8 +42,11 @@ class ContainsEvaluator(BaseEvaluator):
         except (re.error, TypeError) as e:
             raise ValueError(f"ContainsEvaluator({where}=...): invalid regex {pattern!r}: {e}") from None
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
-        reply = ctx.reply or ""
+    async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        return self.check(ctx.reply or "")
+
+    def check(self, reply: str) -> EvalResult:
+        """The verdict on one reply (the synchronous core of `evaluate`)."""
         text = reply if self.case_sensitive else reply.lower()
 
         def has(s: str) -> bool:

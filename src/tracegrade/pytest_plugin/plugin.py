@@ -1,12 +1,220 @@
-"""pytest hooks and fixtures; thin: the logic lives in importable modules."""
+"""pytest hooks, options and fixtures (the `pytest11` entry point). Thin: the logic lives in
+`config`, `session`, `transcript`, `yaml_collect` and `report`."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
+import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ..capture import capture
+from .config import AgentEvalSettings, ConfigError, MarkerOptions, find_pyproject, marker_options, resolve_settings
+from .report import markdown_report, terminal_lines, transcript_record
+from .session import EvalSession, TranscriptResult
+from .yaml_collect import AgentEvalFile, is_transcript_file
+
+__all__ = ["SKIP_REASON", "agent_eval", "llm_eval_agent", "span_capture"]
+
+SKIP_REASON = "agent_eval test not run: pass --agent-eval-live or set EVAL_LIVE=1"
+_WORKER_KEY = "tracegrade_agent_eval_records"
+
+
+@dataclass
+class _State:
+    settings: AgentEvalSettings
+    yaml_dirs: list[Path]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    skipped: int = 0
+    report_written: Path | None = None
+
+
+_STATE = pytest.StashKey[_State]()
+_OPTIONS = pytest.StashKey[MarkerOptions]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agent_eval", "agent evaluations (tracegrade)")
+    group.addoption(
+        "--agent-eval-live",
+        action="store_true",
+        default=None,
+        help="run tests marked agent_eval (skipped by default; also EVAL_LIVE=1 or live = true in [tool.agent_eval])",
+    )
+    group.addoption(
+        "--agent-eval-report",
+        metavar="PATH",
+        default=None,
+        help="write a markdown report of every agent_eval test to PATH (overrides [tool.agent_eval] report_path)",
+    )
+    group.addoption(
+        "--agent-eval-model",
+        metavar="MODEL",
+        default=None,
+        help="pydantic-ai model id of the judges (overrides [tool.agent_eval] model)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "agent_eval(threshold=None, runs=None, tags=None): an agent evaluation, run `runs` times, passing when "
+        "the fraction of passing runs reaches `threshold`; skipped unless --agent-eval-live or EVAL_LIVE=1.",
+    )
+    pyproject = find_pyproject(config.rootpath, config.inipath)
+    cli = {
+        "live": config.getoption("agent_eval_live"),
+        "report_path": config.getoption("agent_eval_report"),
+        "model": config.getoption("agent_eval_model"),
+    }
+    try:
+        settings, _ = resolve_settings(pyproject, os.environ, cli)
+    except ConfigError as e:
+        raise pytest.UsageError(str(e)) from None
+    root = pyproject.parent if pyproject is not None else config.rootpath
+    config.stash[_STATE] = _State(settings, [(root / d).resolve() for d in settings.yaml_dirs])
+    config.pluginmanager.register(_Reporter(config), "tracegrade-agent-eval-reporter")
+
+
+def _state(config: pytest.Config) -> _State:
+    return config.stash[_STATE]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = parent.config.stash.get(_STATE, None)
+    if state is None or not state.yaml_dirs or not is_transcript_file(file_path, state.yaml_dirs):
+        return None
+    return AgentEvalFile.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, so tags can be selected with -k
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = _state(config)
+    skip = pytest.mark.skip(reason=SKIP_REASON)
+    for item in items:
+        marker = item.get_closest_marker("agent_eval")
+        if marker is None:
+            continue
+        try:
+            options = marker_options(marker.args, marker.kwargs, state.settings)
+        except ConfigError as e:
+            raise pytest.UsageError(f"{item.nodeid}: {e}") from None
+        item.stash[_OPTIONS] = options
+        item.extra_keyword_matches.update(options.tags)
+        if not state.settings.live:
+            item.add_marker(skip)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run `async def` tests marked agent_eval that no async plugin claimed: pytest-asyncio has
+    already replaced the coroutine function of the items it runs, anyio runs those with an
+    `anyio_backend` argument."""
+    if pyfuncitem.get_closest_marker("agent_eval") is None or not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    if "anyio_backend" in pyfuncitem.funcargs:
+        return None
+    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    asyncio.run(pyfuncitem.obj(**kwargs))
+    return True
+
+
+class _Reporter:
+    """Per-session hooks that need the session's state: skip counting, xdist merging, reports."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.state = _state(config)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        longrepr = report.longrepr
+        is_skip = report.skipped and report.when == "setup" and isinstance(longrepr, tuple)
+        if is_skip and SKIP_REASON in str(longrepr[2]):  # type: ignore[index]
+            self.state.skipped += 1
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """xdist controller: take the records a worker finished with."""
+        data = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+        if data:
+            self.state.records.extend(json.loads(data))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        state = self.state
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: the controller reports
+            workeroutput[_WORKER_KEY] = json.dumps(state.records)
+            return
+        if state.settings.report_path and (state.records or state.skipped):
+            path = Path(state.settings.report_path)
+            if not path.is_absolute():
+                path = self.config.rootpath / path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(markdown_report(state.records, state.skipped), encoding="utf-8")
+            state.report_written = path
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        state = self.state
+        if state.records:
+            terminalreporter.write_sep("=", "agent_eval")
+            for line in terminal_lines(state.records):
+                terminalreporter.write_line(line)
+        if state.skipped:
+            terminalreporter.write_line(
+                f"agent_eval: {state.skipped} test(s) skipped (not live); "
+                "run them with --agent-eval-live or EVAL_LIVE=1"
+            )
+        if state.report_written is not None:
+            terminalreporter.write_line(f"agent_eval: report written to {state.report_written}")
+
+
+# --- fixtures -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def agent_eval(request: pytest.FixtureRequest) -> EvalSession:
+    """`await agent_eval.run(agent=..., turns=[...])` → `TranscriptResult`; threshold and runs come
+    from `@pytest.mark.agent_eval`, falling back to `[tool.agent_eval]`."""
+    state = _state(request.config)
+    node = request.node
+    options = node.stash.get(_OPTIONS, None)
+    if options is None:
+        marker = node.get_closest_marker("agent_eval")
+        try:
+            options = (
+                marker_options(marker.args, marker.kwargs, state.settings)
+                if marker is not None
+                else MarkerOptions(state.settings.threshold, state.settings.runs)
+            )
+        except ConfigError as e:
+            raise pytest.UsageError(f"{node.nodeid}: {e}") from None
+    tags = options.tags
+
+    def record(result: TranscriptResult) -> None:
+        state.records.append(transcript_record(node.nodeid, result, tags))
+
+    return EvalSession(options.threshold, options.runs, config=state.settings, on_result=record)
+
+
+@pytest.fixture
+def llm_eval_agent() -> Any:
+    """The agent YAML transcripts run against; override it in your conftest.py."""
+    pytest.fail(
+        "YAML transcripts need an `llm_eval_agent` fixture returning your agent callable, e.g. in conftest.py:\n"
+        "    @pytest.fixture\n"
+        "    def llm_eval_agent():\n"
+        "        async def agent(history):  # OpenAI-format messages, the last one is the user's\n"
+        "            return 'reply'\n"
+        "        return agent",
+        pytrace=False,
+    )
 
 
 @pytest.fixture

@@ -1,0 +1,162 @@
+"""OpenTelemetry GenAI semantic conventions, latest and <= 1.36 (shared/reference/conventions.md §1, §5.4-5).
+
+The role comes from `gen_ai.operation.name`: `execute_tool` (tool call), `chat` / `generate_content` /
+`text_completion` (model request), `invoke_agent` (agent run); without it, from the span-name formats
+`execute_tool {tool}` (with `gen_ai.tool.name`), `invoke_agent {agent}`, `{op} {model}`. `gen_ai.agent.name`
+alone never makes an agent span (it is propagated to children), and an agent span's `gen_ai.usage.*` is
+the run's total, never a model request. A span directly under a span of the same role (an MCP client span
+inside the framework's tool span, a provider instrumentation's chat span inside a framework's) is the same
+step recorded twice and is skipped.
+
+Vendor shapes: Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
+`gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..trajectory import AgentRun, ModelRequest, ToolCall
+from ._common import first_int, first_str
+
+if TYPE_CHECKING:
+    from ..tree import SpanNode
+
+__all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
+
+name = "genai"
+
+OPERATION = "gen_ai.operation.name"
+MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+NO_CALL_ID = "<not specified>"  # Google ADK, when the function call had no id
+_ADK_MERGED = "(merged tools)"  # Google ADK's summary span after parallel calls (each has its own span)
+_NAME_PREFIXES = ("execute_tool", "invoke_agent", "chat", "generate_content", "text_completion", "call_llm")
+
+
+def recognizes(node: SpanNode) -> bool:
+    return OPERATION in node.attributes or node.name.startswith(_NAME_PREFIXES)
+
+
+def operation(node: SpanNode) -> str | None:
+    """`gen_ai.operation.name`, else the operation implied by a conventional span name."""
+    attrs = node.attributes
+    op = attrs.get(OPERATION)
+    if op is not None:
+        return op if isinstance(op, str) else None
+    head = node.name.partition(" ")[0]
+    if head == "execute_tool":
+        return head if "gen_ai.tool.name" in attrs else None
+    if head == "invoke_agent":
+        return head
+    if (head in MODEL_OPERATIONS or head == "call_llm") and (
+        "gen_ai.request.model" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs
+    ):
+        return "chat" if head == "call_llm" else head  # call_llm: Google ADK legacy
+    return None
+
+
+def agent_run(node: SpanNode) -> AgentRun | None:
+    if operation(node) != "invoke_agent":
+        return None
+    attrs = node.attributes
+    return AgentRun(
+        name=first_str(attrs, "gen_ai.agent.name") or _name_suffix(node),
+        run_id=first_str(attrs, "gen_ai.agent.id"),
+        input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+        output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+        span=node,
+        dialect=name,
+    )
+
+
+def tool_call(node: SpanNode) -> ToolCall | None:
+    if operation(node) != "execute_tool":
+        return None
+    attrs = node.attributes
+    tool = first_str(attrs, "gen_ai.tool.name") or _name_suffix(node)
+    if tool is None or tool == _ADK_MERGED:
+        return None
+    parent = node.parent
+    if parent is not None and parent.attributes.get("gen_ai.tool.name") == tool:
+        return None  # e.g. the MCP client span inside the framework's span for the same call
+    raw = attrs.get("gen_ai.tool.call.arguments")
+    result = attrs.get("gen_ai.tool.call.result")
+    call_id = attrs.get("gen_ai.tool.call.id")
+    if raw is None and node.events:  # Strands legacy mode: content in span events
+        raw = event_attribute(node, "gen_ai.tool.message", "content")
+        if result is None:
+            result = event_attribute(node, "gen_ai.choice", "message")
+        if call_id is None:
+            call_id = event_attribute(node, "gen_ai.tool.message", "id")
+    call = new_tool_call(tool, raw, node, name)
+    if call_id is not None and call_id != NO_CALL_ID:
+        call.call_id = str(call_id)
+    if result is not None:
+        call.result = result
+    set_failure(call, node)
+    return call
+
+
+def model_request(node: SpanNode) -> ModelRequest | None:
+    if operation(node) not in MODEL_OPERATIONS or nested_in_model_request(node):
+        return None
+    attrs = node.attributes
+    return ModelRequest(
+        model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model") or _name_suffix(node),
+        input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+        output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+        response_model=first_str(attrs, "gen_ai.response.model"),
+        provider=first_str(attrs, "gen_ai.provider.name", "gen_ai.system"),
+        cache_read_tokens=first_int(
+            attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"
+        ),
+        span=node,
+        dialect=name,
+    )
+
+
+# --- helpers shared with the other dialect modules ---------------------------------------------------
+
+
+def new_tool_call(tool: str, raw: Any, node: SpanNode, dialect: str) -> ToolCall:
+    """A `ToolCall` from recorded arguments: JSON text (decoded lazily), a structured value, or None."""
+    if raw is None or isinstance(raw, str):
+        return ToolCall._from_span(tool, raw, node, dialect)
+    call = ToolCall._from_span(tool, json.dumps(raw, default=str), node, dialect)
+    call._args = raw
+    return call
+
+
+def set_failure(call: ToolCall, node: SpanNode) -> None:
+    """Status ERROR, `error.type` or Strands' `gen_ai.tool.status = error` make the attempt failed."""
+    attrs = node.attributes
+    error_type = attrs.get("error.type")
+    if node.status == "error" or error_type is not None or attrs.get("gen_ai.tool.status") == "error":
+        call.status = "error"
+        call.error = node.status_message or (str(error_type) if error_type is not None else "error")
+
+
+def nested_in_model_request(node: SpanNode) -> bool:
+    """The parent span is a model request (in any dialect): this span records the same request again."""
+    parent = node.parent
+    if parent is None:
+        return False
+    attrs = parent.attributes
+    return (
+        attrs.get(OPERATION) in MODEL_OPERATIONS
+        or attrs.get("openinference.span.kind") == "LLM"
+        or attrs.get("llm.request.type") in ("chat", "completion")
+    )
+
+
+def event_attribute(node: SpanNode, event_name: str, key: str) -> Any:
+    for event in node.events:
+        if event.name == event_name and key in event.attributes:
+            return event.attributes[key]
+    return None
+
+
+def _name_suffix(node: SpanNode) -> str | None:
+    """`search` from `execute_tool search`, `gpt-4o` from `chat gpt-4o`."""
+    return node.name.partition(" ")[2] or None

@@ -1,0 +1,146 @@
+"""OpenLLMetry / Traceloop spans (shared/reference/conventions.md §4).
+
+`traceloop.span.kind` (lowercase): `tool` is a tool call, `agent` an agent run, `workflow` / `task` are not
+steps. Decorated tools record `traceloop.entity.input` = `{"args": [...], "kwargs": {...}}`: the arguments
+are the kwargs, except that with positional args and no kwargs the decoded value is kept (their names are
+unknown; none is guessed). LangChain tools record `{"input_str": ..., "inputs": {...}, ...}`: the arguments
+are `inputs`. LLM spans (`openai.chat`, ...) are told by `llm.request.type` (legacy) or
+`gen_ai.operation.name`. `gen_ai.agent.name` is propagated to every span inside an `@agent`, so it never
+makes an agent span; spans without `traceloop.span.kind` (other instrumentations running inside a Traceloop
+workflow, which get `traceloop.workflow.name`) are read with the GenAI conventions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..trajectory import AgentRun, ModelRequest, ToolCall, parse_args
+from . import genai
+from ._common import first_int, first_str
+from .genai import (
+    MODEL_OPERATIONS,
+    NO_CALL_ID,
+    OPERATION,
+    nested_in_model_request,
+    new_tool_call,
+    set_failure,
+)
+
+if TYPE_CHECKING:
+    from ..tree import SpanNode
+
+__all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
+
+name = "openllmetry"
+
+KIND = "traceloop.span.kind"
+ENTITY_INPUT = "traceloop.entity.input"
+ENTITY_OUTPUT = "traceloop.entity.output"
+_LLM_REQUEST_TYPES = frozenset({"chat", "completion"})
+_LLM_NAME_SUFFIXES = (".chat", ".completion", ".response")
+
+
+def recognizes(node: SpanNode) -> bool:
+    attrs = node.attributes
+    return (
+        KIND in attrs
+        or "llm.request.type" in attrs
+        or "traceloop.workflow.name" in attrs
+        or (node.name.endswith(_LLM_NAME_SUFFIXES) and "gen_ai.request.model" in attrs)
+    )
+
+
+def agent_run(node: SpanNode) -> AgentRun | None:
+    attrs = node.attributes
+    kind = attrs.get(KIND)
+    if kind is None:
+        return genai.agent_run(node)
+    if kind != "agent":
+        return None
+    return AgentRun(
+        name=first_str(attrs, "traceloop.entity.name", "gen_ai.agent.name") or node.name.removesuffix(".agent"),
+        run_id=first_str(attrs, "gen_ai.agent.id"),
+        final_output=_decode(attrs.get(ENTITY_OUTPUT)),
+        input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+        output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+        span=node,
+        dialect=name,
+    )
+
+
+def tool_call(node: SpanNode) -> ToolCall | None:
+    attrs = node.attributes
+    kind = attrs.get(KIND)
+    if kind is None:
+        return genai.tool_call(node)
+    if kind != "tool":
+        return None
+    tool = first_str(attrs, "traceloop.entity.name", "gen_ai.tool.name") or node.name.removesuffix(".tool")
+    raw = attrs.get(ENTITY_INPUT)
+    if raw is None:
+        raw = attrs.get("gen_ai.tool.call.arguments")
+    call = new_tool_call(tool, raw, node, name)
+    if raw is not None:
+        call._args = _unwrap_input(call.args)
+    if (call_id := first_str(attrs, "gen_ai.tool.call.id")) is not None and call_id != NO_CALL_ID:
+        call.call_id = call_id
+    result = attrs.get(ENTITY_OUTPUT)
+    if result is None:
+        result = attrs.get("gen_ai.tool.call.result")
+    if result is not None:
+        call.result = _unwrap_output(_decode(result))
+    set_failure(call, node)
+    return call
+
+
+def model_request(node: SpanNode) -> ModelRequest | None:
+    attrs = node.attributes
+    if not (
+        attrs.get("llm.request.type") in _LLM_REQUEST_TYPES
+        or attrs.get(OPERATION) in MODEL_OPERATIONS
+        or (node.name.endswith(_LLM_NAME_SUFFIXES) and "gen_ai.request.model" in attrs and KIND not in attrs)
+    ) or nested_in_model_request(node):
+        return None
+    return ModelRequest(
+        model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.request.model"),
+        input_tokens=first_int(
+            attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens"
+        ),
+        output_tokens=first_int(
+            attrs,
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.usage.completion_tokens",
+        ),
+        response_model=first_str(attrs, "gen_ai.response.model", "llm.response.model"),
+        provider=first_str(attrs, "gen_ai.provider.name", "gen_ai.system"),
+        cache_read_tokens=first_int(
+            attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens"
+        ),
+        span=node,
+        dialect=name,
+    )
+
+
+def _decode(value: Any) -> Any:
+    return parse_args(value) if isinstance(value, str) else value
+
+
+def _unwrap_input(value: Any) -> Any:
+    """The arguments in a decorator `{"args", "kwargs"}` or LangChain `{"input_str", "inputs"}` wrapper."""
+    if not isinstance(value, dict):
+        return value
+    if value.keys() == {"args", "kwargs"}:
+        args, kwargs = value["args"], value["kwargs"]
+        if isinstance(kwargs, dict) and (kwargs or not args):
+            return kwargs
+    elif "input_str" in value and isinstance(value.get("inputs"), dict):
+        return value["inputs"]
+    return value
+
+
+def _unwrap_output(value: Any) -> Any:
+    """LangChain tools record `{"output": ..., "kwargs": ...}`."""
+    if isinstance(value, dict) and value.keys() == {"output", "kwargs"}:
+        return value["output"]
+    return value

@@ -1,0 +1,303 @@
+"""`EvalSession.run(agent, turns)`: run a transcript N times concurrently and grade every turn
+from the spans it produced.
+
+Each run executes inside its own `capture()`, each turn inside a nested one, so a turn's
+`ctx.span_tree` / `ctx.trajectory` / `ctx.tool_calls` hold exactly the spans of that turn (runs are
+asyncio tasks, so concurrent runs never see each other's spans). Tool calls returned by the
+agent callable are used only when the turn produced no tool span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..capture import Capture, capture
+from ..grading import run_evaluator
+from ..models import EvalResult, TurnContext
+from ..trajectory import ToolCall, Trajectory
+from .transcript import AgentReply, Turn
+
+__all__ = [
+    "AgentCallable",
+    "EvalSession",
+    "RunResult",
+    "TranscriptResult",
+    "TurnResult",
+    "describe_call",
+    "normalize_reply",
+]
+
+AgentCallable = Callable[[list[dict[str, Any]]], Any]
+"""`(history) -> AgentReply | str | (reply, tool_calls)`, async or sync (sync ones run in a thread)."""
+
+ToolCallsSource = Literal["spans", "returned", "none"]
+
+
+@dataclass
+class TurnResult:
+    """One turn of one run: what the agent did and every evaluator's verdict."""
+
+    turn_index: int
+    passed: bool
+    eval_results: list[EvalResult]
+    user: str = ""
+    reply: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_calls_source: ToolCallsSource = "none"
+    """Where `tool_calls` came from: `"spans"`, `"returned"` (no tool span was seen) or `"none"`."""
+    error: str | None = None
+    """The agent raised, timed out or returned something unusable."""
+    trajectory: Trajectory | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def failures(self) -> list[EvalResult]:
+        return [r for r in self.eval_results if not r.passed]
+
+
+@dataclass
+class RunResult:
+    """One execution of the whole transcript."""
+
+    run_index: int
+    passed: bool
+    turn_results: list[TurnResult]
+    attempts: int = 1
+    error: str | None = None
+    capture: Capture | None = field(default=None, repr=False, compare=False)
+    """The run's spans (all turns, and the judges' calls if they are instrumented)."""
+
+
+@dataclass
+class TranscriptResult:
+    """All runs of a transcript: `score` is the fraction of runs that passed, `passed` is
+    `score >= threshold`."""
+
+    passed: bool
+    score: float
+    threshold: float
+    runs: list[RunResult]
+
+    @property
+    def passed_run_count(self) -> int:
+        return sum(r.passed for r in self.runs)
+
+    @property
+    def tool_calls_sources(self) -> list[str]:
+        """The distinct sources of the turns' tool calls (`spans`, `returned`, `none`)."""
+        return sorted({t.tool_calls_source for r in self.runs for t in r.turn_results})
+
+    def describe_failures(self, limit: int = 5) -> list[str]:
+        """One line per failed check (at most `limit`), with the turn's observed trajectory."""
+        lines: list[str] = []
+        for run in self.runs:
+            for turn in run.turn_results:
+                for res in turn.failures:
+                    calls = ", ".join(describe_call(c, turn.tool_calls_source) for c in turn.tool_calls)
+                    calls = calls or "no tool calls"
+                    lines.append(
+                        f"run {run.run_index + 1}, turn {turn.turn_index + 1}: {res.name or 'check'} "
+                        f"[{res.outcome}]: {res.reasoning} | trajectory ({turn.tool_calls_source}): {calls}"
+                    )
+                    if len(lines) >= limit:
+                        return lines
+        return lines
+
+    def assert_threshold(self) -> None:
+        """Raise `AssertionError` when `score < threshold`, listing the failed checks."""
+        if self.passed:
+            return
+        head = (
+            f"agent_eval failed: score={self.score:.2f} < threshold={self.threshold:.2f} "
+            f"({self.passed_run_count}/{len(self.runs)} runs passed)"
+        )
+        raise AssertionError("\n".join([head, *("  " + line for line in self.describe_failures())]))
+
+
+def describe_call(call: ToolCall, source: str) -> str:
+    """`name(args)`; a name the agent returned without arguments is shown as the bare name."""
+    return call.name if source == "returned" and not call.args_recorded else call.describe()
+
+
+def _tool_call(item: Any) -> ToolCall:
+    if isinstance(item, ToolCall):
+        return item
+    if isinstance(item, str):
+        return ToolCall(item)
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+        return ToolCall(item[0], item[1])
+    if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+        return ToolCall(item["name"], item["args"]) if "args" in item else ToolCall(item["name"])
+    raise TypeError(f"a returned tool call must be a str, ToolCall(name, args) or (name, args), got {item!r}")
+
+
+def normalize_reply(output: Any) -> tuple[str, list[ToolCall], list[Any]]:
+    """An agent callable's return value → (reply, returned tool calls, model messages)."""
+    if isinstance(output, AgentReply):
+        return _text(output.reply), [_tool_call(c) for c in output.tool_calls], list(output.messages)
+    if isinstance(output, str):
+        return output, [], []
+    if isinstance(output, tuple | list) and len(output) == 2:
+        reply, calls = output
+        if isinstance(calls, str):
+            raise TypeError(f"the tool calls of a (reply, tool_calls) pair must be a list, got {calls!r}")
+        return _text(reply), [_tool_call(c) for c in calls or ()], []
+    if hasattr(output, "output") and callable(getattr(output, "all_messages", None)):  # a pydantic-ai run result
+        return _text(output.output), [], list(output.all_messages())
+    raise TypeError(
+        "the agent callable must return an AgentReply, a str or a (reply, tool_calls) pair, "
+        f"got {type(output).__name__}: {output!r}"
+    )
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+async def _call(agent: AgentCallable, history: list[dict[str, Any]]) -> Any:
+    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(type(agent).__call__):
+        return await agent(history)
+    result = await asyncio.to_thread(agent, history)  # sync agents may block (run_sync): keep runs concurrent
+    return await result if inspect.isawaitable(result) else result
+
+
+class _AgentFailed(Exception):
+    def __init__(self, message: str, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class EvalSession:
+    """What the `agent_eval` fixture returns; usable on its own outside pytest too.
+
+    `config` is the `[tool.agent_eval]` settings (a mapping or `AgentEvalSettings`): `retries` (times a
+    run is retried when the agent raises or times out), `timeout` (seconds per turn),
+    `allow_not_evaluated`, and the judges' `model` / `judge_model` (given to evaluators as
+    `ctx.config`). `on_result` is called with each `TranscriptResult` (the plugin's report uses it).
+    """
+
+    def __init__(
+        self,
+        threshold: float = 0.8,
+        runs: int = 1,
+        *,
+        config: Any = None,
+        on_result: Callable[[TranscriptResult], None] | None = None,
+    ) -> None:
+        settings = config.model_dump() if hasattr(config, "model_dump") else dict(config or {})
+        self.threshold = threshold
+        self.runs = runs
+        self.config: dict[str, Any] = settings
+        self.retries: int = int(settings.get("retries", 2))
+        self.timeout: float = float(settings.get("timeout", 30.0))
+        self.allow_not_evaluated: bool = bool(settings.get("allow_not_evaluated", False))
+        self.results: list[TranscriptResult] = []
+        self._on_result = on_result
+
+    async def run(
+        self,
+        agent: AgentCallable,
+        turns: Sequence[Turn],
+        *,
+        threshold: float | None = None,
+        runs: int | None = None,
+    ) -> TranscriptResult:
+        """Run `turns` against `agent` `runs` times concurrently; grade each turn from its spans."""
+        threshold = self.threshold if threshold is None else threshold
+        runs = self.runs if runs is None else runs
+        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+            raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
+            raise ValueError(f"threshold must be a number between 0 and 1, got {threshold!r}")
+        turns = list(turns)
+        if not turns:
+            raise ValueError("agent_eval.run() needs at least one Turn")
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, Turn):
+                raise TypeError(f"turns[{i}] must be a Turn, got {type(turn).__name__}")
+        results = list(await asyncio.gather(*(self._run_once(agent, turns, i) for i in range(runs))))
+        score = sum(r.passed for r in results) / len(results)
+        result = TranscriptResult(score >= threshold - 1e-9, score, float(threshold), results)
+        self.results.append(result)
+        if self._on_result is not None:
+            self._on_result(result)
+        return result
+
+    def run_sync(self, agent: AgentCallable, turns: Sequence[Turn], **kwargs: Any) -> TranscriptResult:
+        """`run` for synchronous tests (not from inside a running event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(agent, turns, **kwargs))
+        raise RuntimeError("agent_eval.run_sync() was called inside an event loop: use `await agent_eval.run(...)`")
+
+    async def _run_once(self, agent: AgentCallable, turns: list[Turn], index: int) -> RunResult:
+        attempts = 0
+        while True:
+            attempts += 1
+            with capture() as run_cap:
+                turn_results, failure = await self._attempt(agent, turns)
+            if failure is None or not failure.retryable or attempts > self.retries:
+                break
+        error = None if failure is None else str(failure) + (f" (after {attempts} attempts)" if attempts > 1 else "")
+        passed = failure is None and all(t.passed for t in turn_results)
+        return RunResult(index, passed, turn_results, attempts, error, run_cap)
+
+    async def _attempt(self, agent: AgentCallable, turns: list[Turn]) -> tuple[list[TurnResult], _AgentFailed | None]:
+        history: list[dict[str, Any]] = []
+        results: list[TurnResult] = []
+        for index, turn in enumerate(turns):
+            history.append({"role": "user", "content": turn.user})
+            failure: _AgentFailed | None = None
+            with capture() as cap:
+                try:
+                    output = await asyncio.wait_for(_call(agent, list(history)), self.timeout)
+                except TimeoutError:
+                    failure = _AgentFailed(f"the agent did not answer turn {index + 1} within {self.timeout:g}s", True)
+                except Exception as e:
+                    failure = _AgentFailed(f"the agent raised {type(e).__name__}: {e}", True)
+            if failure is None:
+                try:
+                    reply, returned, messages = normalize_reply(output)
+                except TypeError as e:
+                    failure = _AgentFailed(str(e), False)
+            if failure is not None:
+                error = EvalResult.error(str(failure))
+                results.append(
+                    TurnResult(index, False, [error], turn.user, error=str(failure), trajectory=cap.trajectory)
+                )
+                return results, failure
+            if messages:
+                cap.add_messages(messages)
+            ctx = self._context(turn, cap, reply, returned, history)
+            history.append({"role": "assistant", "content": reply})
+            verdicts = list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in turn.expect.build())))
+            ok = all(v.passed or (self.allow_not_evaluated and v.outcome == "not_evaluated") for v in verdicts)
+            results.append(
+                TurnResult(
+                    index,
+                    ok,
+                    verdicts,
+                    turn.user,
+                    reply,
+                    list(ctx.tool_calls),
+                    ctx.tool_calls_source,
+                    trajectory=ctx.trajectory,
+                )
+            )
+        return results, None
+
+    def _context(
+        self, turn: Turn, cap: Capture, reply: str, returned: list[ToolCall], history: list[dict[str, Any]]
+    ) -> TurnContext:
+        traj = cap.trajectory
+        ctx = TurnContext.for_trajectory(traj, user=turn.user, reply=reply, history=list(history), config=self.config)
+        if returned and not traj.all_calls:  # no tool span: trust what the (uninstrumented) agent says it did
+            spans_traj = traj
+            traj = Trajectory(returned, traj.model_requests, traj.agent_runs, traj.tree, traj.recognized_spans)
+            traj.incomplete = list(spans_traj.incomplete)
+            ctx.trajectory, ctx.tool_calls, ctx.tool_calls_source = traj, traj.tool_calls, "returned"
+        return ctx

@@ -1,0 +1,328 @@
+"""YAML transcripts: files under `yaml_dirs` become tests run against the `llm_eval_agent` fixture.
+
+A file holds one transcript (`id`, `turns`, optional `threshold`, `runs`, `tags`); each turn has
+`user` and an `expect` with the fields of `Expect`. Validation happens at collection, with pydantic,
+and every error names the file and line, the path (`turns[1].expect.judge`), the bad value and,
+for an unknown field, the closest valid name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import typing
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..tree import validate_query
+from .transcript import Expect, ExpectError, JudgeConfig, ToolCallArgsConfig, Turn
+
+__all__ = ["AgentEvalFile", "AgentEvalItem", "Transcript", "TranscriptError", "load_transcript"]
+
+Loc = tuple[str | int, ...]
+
+
+class TranscriptError(Exception):
+    """An invalid transcript file: `file:line: path: message`."""
+
+    def __init__(self, path: Path, loc: Loc, message: str, line: int | None = None) -> None:
+        self.path, self.loc, self.message, self.line = path, loc, message, line
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {format_loc(loc)}: {message}" if loc else f"{where}: {message}")
+
+
+def format_loc(loc: Loc) -> str:
+    """`("turns", 1, "expect", "judge")` → `turns[1].expect.judge`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _parse_loc(text: str) -> Loc:
+    return tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", text))
+
+
+# --- the schema: one pydantic model per YAML mapping ------------------------------------------------
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class JudgeSpec(_Spec):
+    rubric: str = Field(min_length=1)
+    model: str | None = None
+    retries: int = Field(default=2, ge=0)
+    timeout: float = Field(default=30.0, gt=0)
+
+
+class ToolCallArgsSpec(_Spec):
+    tool: str
+    args: dict[str, Any] | None = None
+    mode: Literal["subset", "exact"] = "subset"
+    judge: JudgeSpec | None = None
+
+
+class TrajectorySpec(_Spec):
+    expected_trajectory: list[str]
+    order: Literal["exact", "in_order", "any_order"] = "in_order"
+    threshold: float = Field(default=1.0, ge=0, le=1)
+    include_failed: bool = False
+
+
+class ExpectSpec(_Spec):
+    evaluators: list[Any] = Field(default_factory=list)
+    reply_contains_any: list[str] = Field(default_factory=list)
+    reply_contains_all: list[str] = Field(default_factory=list)
+    reply_matches_any: list[str] = Field(default_factory=list)
+    reply_matches_all: list[str] = Field(default_factory=list)
+    tool_calls_include: list[str] = Field(default_factory=list)
+    tool_calls_exclude: list[str] = Field(default_factory=list)
+    tool_calls_ordered: bool = False
+    tool_calls_args: list[ToolCallArgsSpec] = Field(default_factory=list)
+    judge: JudgeSpec | None = None
+    trajectory: TrajectorySpec | None = None
+    max_tool_calls: int | None = Field(default=None, ge=0)
+    max_model_requests: int | None = Field(default=None, ge=0)
+    spans: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trajectory_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("trajectory"), list):
+            data = {**data, "trajectory": {"expected_trajectory": data["trajectory"]}}
+        return data
+
+
+class TurnSpec(_Spec):
+    user: str
+    expect: ExpectSpec = Field(default_factory=lambda: ExpectSpec())
+
+
+class TranscriptSpec(_Spec):
+    id: str = Field(min_length=1)
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    runs: int | None = Field(default=None, ge=1)
+    tags: list[str] = Field(default_factory=list)
+    turns: list[TurnSpec] = Field(min_length=1)
+
+
+@dataclasses.dataclass
+class Transcript:
+    """A validated transcript file."""
+
+    id: str
+    turns: list[Turn]
+    threshold: float | None = None
+    runs: int | None = None
+    tags: list[str] = dataclasses.field(default_factory=list)
+    path: Path | None = None
+    line: int = 1
+
+
+class _SpecError(ValueError):
+    def __init__(self, loc: Loc, message: str) -> None:
+        super().__init__(message)
+        self.loc, self.message = loc, message
+
+
+def _did_you_mean(name: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else f"; valid fields: {', '.join(choices)}"
+
+
+def _relative(message: str) -> tuple[Loc, str]:
+    """`".Name.param: text"` (an error about a path relative to the item) → (path, text)."""
+    nested, _, text = message.partition(": ")
+    return _parse_loc(nested), text
+
+
+def _evaluator(item: Any, loc: Loc) -> Any:
+    """A built-in evaluator from pydantic-evals' spec syntax (`tracegrade.spec`), e.g.
+    `{MaxToolCalls: 3}` or `{ToolCorrectness: {expected_tools: [search]}}`."""
+    from ..spec import SpecError, build_evaluator
+
+    try:
+        return build_evaluator(item, "")
+    except SpecError as e:
+        nested, text = _relative(str(e))
+        raise _SpecError((*loc, *nested), text) from None
+
+
+# --- loading ------------------------------------------------------------------------------------------
+
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The spec model that holds the last element of `loc` (for unknown-field suggestions)."""
+    model: type[BaseModel] | None = TranscriptSpec
+    for part in loc[:-1]:
+        if isinstance(part, int) or model is None:
+            continue
+        info = model.model_fields.get(part)
+        model = _find_model(info.annotation) if info is not None else None
+    return model
+
+
+def _find_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        if (found := _find_model(arg)) is not None:
+            return found
+    return None
+
+
+def _line(node: yaml.Node | None, loc: Loc, key: bool = False) -> int | None:
+    """1-based line of the YAML node at `loc` (of its key when `key`), or of the deepest ancestor."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for i, part in enumerate(loc):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == part:
+                    last = i == len(loc) - 1
+                    node = k if (key and last) else v
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return line
+        line = node.start_mark.line + 1
+    return line
+
+
+def _pydantic_message(err: Any) -> tuple[Loc, str, bool]:
+    loc: Loc = tuple(err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        model = _model_at(loc)
+        fields = list(model.model_fields) if model is not None else []
+        return loc, f"unknown field {loc[-1]!r}{_did_you_mean(str(loc[-1]), fields)}", True
+    if kind == "missing":
+        return loc, f"missing required field {loc[-1]!r}", False
+    return loc, f"{err['msg']} (got {err.get('input')!r})", False
+
+
+def load_transcript(path: Path) -> Transcript:
+    """Read and validate one transcript file; `TranscriptError` on any problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise TranscriptError(path, (), f"cannot read the file: {e}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise TranscriptError(path, (), f"invalid YAML: {getattr(e, 'problem', None) or e}", line) from None
+    if not isinstance(data, dict):
+        raise TranscriptError(
+            path, (), f"a transcript is a mapping with `id` and `turns`, got {type(data).__name__}", 1
+        )
+    try:
+        spec = TranscriptSpec.model_validate(data)
+    except ValidationError as e:
+        loc, message, at_key = _pydantic_message(e.errors()[0])
+        more = e.error_count() - 1
+        suffix = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
+        raise TranscriptError(path, loc, message + suffix, _line(node, loc, key=at_key)) from None
+    try:
+        turns = [_turn(t, i) for i, t in enumerate(spec.turns)]
+    except _SpecError as e:
+        raise TranscriptError(path, e.loc, e.message, _line(node, e.loc)) from None
+    return Transcript(spec.id, turns, spec.threshold, spec.runs, spec.tags, path, _line(node, ("id",)) or 1)
+
+
+def _judge(spec: JudgeSpec | None) -> JudgeConfig | None:
+    return None if spec is None else JudgeConfig(spec.rubric, spec.model, spec.retries, spec.timeout)
+
+
+def _turn(spec: TurnSpec, index: int) -> Turn:
+    base: Loc = ("turns", index, "expect")
+    ex = spec.expect
+    evaluators = [_evaluator(item, (*base, "evaluators", j)) for j, item in enumerate(ex.evaluators)]
+    for j, query in enumerate(ex.spans):
+        try:
+            validate_query(query, "")
+        except ValueError as e:
+            nested, text = _relative(str(e))
+            raise _SpecError((*base, "spans", j, *nested), text) from None
+    try:
+        expect = Expect(
+            evaluators=evaluators,
+            reply_contains_any=ex.reply_contains_any,
+            reply_contains_all=ex.reply_contains_all,
+            reply_matches_any=ex.reply_matches_any,
+            reply_matches_all=ex.reply_matches_all,
+            tool_calls_include=ex.tool_calls_include,
+            tool_calls_exclude=ex.tool_calls_exclude,
+            tool_calls_ordered=ex.tool_calls_ordered,
+            tool_calls_args=[ToolCallArgsConfig(a.tool, a.args, a.mode, _judge(a.judge)) for a in ex.tool_calls_args],
+            judge=_judge(ex.judge),
+            trajectory=ex.trajectory.model_dump() if ex.trajectory is not None else None,
+            max_tool_calls=ex.max_tool_calls,
+            max_model_requests=ex.max_model_requests,
+            spans=list(ex.spans),  # type: ignore[arg-type]  # validated above
+        )
+    except ExpectError as e:
+        raise _SpecError((*base, *_parse_loc(e.field)), e.message) from None
+    return Turn(spec.user, expect)
+
+
+# --- pytest collection ----------------------------------------------------------------------------------
+
+
+def is_transcript_file(file_path: Path, yaml_dirs: Sequence[Path]) -> bool:
+    if file_path.suffix not in (".yaml", ".yml"):
+        return False
+    resolved = file_path.resolve()
+    return any(resolved.is_relative_to(d) for d in yaml_dirs)
+
+
+class AgentEvalFile(pytest.File):
+    """One transcript file; collects one `AgentEvalItem`."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        transcript = load_transcript(self.path)
+        yield AgentEvalItem.from_parent(self, name=transcript.id, transcript=transcript)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, TranscriptError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+def _transcript_test(turns: list[Turn]) -> Callable[..., None]:
+    def agent_eval_transcript(llm_eval_agent: Any, agent_eval: Any) -> None:
+        agent_eval.run_sync(agent=llm_eval_agent, turns=turns).assert_threshold()
+
+    return agent_eval_transcript
+
+
+class AgentEvalItem(pytest.Function):
+    """A transcript run as a test: a `Function` over a generated callable, so fixtures
+    (`llm_eval_agent`, `agent_eval`) resolve exactly as for a Python test in the same directory."""
+
+    def __init__(self, *, transcript: Transcript, **kwargs: Any) -> None:
+        kwargs.setdefault("callobj", _transcript_test(transcript.turns))
+        super().__init__(**kwargs)
+        self.transcript = transcript
+        options = {"threshold": transcript.threshold, "runs": transcript.runs, "tags": transcript.tags or None}
+        self.add_marker(pytest.mark.agent_eval(**{k: v for k, v in options.items() if v is not None}))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, self.transcript.line - 1, f"agent_eval transcript {self.transcript.id}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, AssertionError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)  # type: ignore[call-arg]

@@ -1,0 +1,227 @@
+"""Live gating, `[tool.agent_eval]` settings, their precedence and the errors they raise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from _plugin_helpers import clean_agent_eval_env, src  # noqa: F401
+from tracegrade.pytest_plugin.config import AgentEvalSettings, ConfigError, marker_options, resolve_settings
+
+MARKED = src(
+    """
+    import pytest
+
+    @pytest.mark.agent_eval
+    def test_one(agent_eval):
+        pass
+
+    @pytest.mark.agent_eval(runs=2)
+    async def test_two(agent_eval):
+        pass
+
+    def test_ordinary():
+        pass
+    """
+)
+
+SHOW = src(
+    """
+    import pytest
+
+    @pytest.mark.agent_eval{marker}
+    def test_show(agent_eval):
+        print(f"\\nSETTINGS threshold={{agent_eval.threshold}} runs={{agent_eval.runs}} model={{agent_eval.config['model']}}")
+    """
+)
+
+
+# --- live gating -------------------------------------------------------------------------------------
+
+
+def test_marked_tests_are_skipped_by_default_with_a_one_line_summary(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_it=MARKED)
+    result = pytester.runpytest("-p", "no:asyncio", "-p", "no:anyio")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(
+        ["agent_eval: 2 test(s) skipped (not live); run them with --agent-eval-live or EVAL_LIVE=1"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("how", "args", "env", "toml"),
+    [
+        ("cli", ["--agent-eval-live"], {}, ""),
+        ("env", [], {"EVAL_LIVE": "1"}, ""),
+        ("env-alias", [], {"AGENT_EVAL_LIVE": "true"}, ""),
+        ("pyproject", [], {}, "live = true"),
+    ],
+)
+def test_each_layer_can_turn_live_mode_on(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+    args: list[str],
+    env: dict[str, str],
+    toml: str,
+) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    pytester.makepyprojecttoml(f"[tool.agent_eval]\n{toml}\n")
+    pytester.makepyfile(test_it=MARKED)
+    result = pytester.runpytest("-p", "no:asyncio", "-p", "no:anyio", *args)
+    result.assert_outcomes(passed=3)
+    assert "skipped (not live)" not in result.stdout.str()
+
+
+def test_eval_live_0_does_not_turn_live_mode_on(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVAL_LIVE", "0")
+    pytester.makepyfile(test_it=MARKED)
+    pytester.runpytest("-p", "no:asyncio", "-p", "no:anyio").assert_outcomes(passed=1, skipped=2)
+
+
+# --- precedence: CLI > env > pyproject > defaults; marker > all of them for threshold/runs ------------
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "args", "marker", "expected"),
+    [
+        ("", {}, [], "", "threshold=0.8 runs=1 model=None"),
+        ('threshold = 0.5\nruns = 4\nmodel = "test"', {}, [], "", "threshold=0.5 runs=4 model=test"),
+        (
+            'threshold = 0.5\nruns = 4\nmodel = "test"',
+            {"AGENT_EVAL_THRESHOLD": "0.25", "AGENT_EVAL_RUNS": "6", "AGENT_EVAL_MODEL": "env-model"},
+            [],
+            "",
+            "threshold=0.25 runs=6 model=env-model",
+        ),
+        (
+            'model = "test"',
+            {"AGENT_EVAL_MODEL": "env-model"},
+            ["--agent-eval-model", "cli-model"],
+            "",
+            "model=cli-model",
+        ),
+        ("threshold = 0.5\nruns = 4", {"AGENT_EVAL_RUNS": "6"}, [], "(threshold=0.9, runs=2)", "threshold=0.9 runs=2"),
+    ],
+    ids=["defaults", "pyproject", "env-over-pyproject", "cli-over-env", "marker-over-config"],
+)
+def test_settings_precedence(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    toml: str,
+    env: dict[str, str],
+    args: list[str],
+    marker: str,
+    expected: str,
+) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    pytester.makepyprojecttoml(f"[tool.agent_eval]\n{toml}\n")
+    pytester.makepyfile(test_it=SHOW.format(marker=marker))
+    result = pytester.runpytest("--agent-eval-live", "-s", *args)
+    result.assert_outcomes(passed=1)
+    line = next(x for x in result.stdout.lines if x.startswith("SETTINGS"))
+    for part in expected.split():
+        assert part in line.split(), (part, line)
+
+
+# --- invalid values: a UsageError naming the key --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "message"),
+    [
+        ("threshold = 1.5", {}, "invalid agent_eval setting 'threshold' = 1.5 ([tool.agent_eval] in "),
+        ('runs = "many"', {}, "invalid agent_eval setting 'runs' = 'many'"),
+        ("thresold = 0.5", {}, "unknown key 'thresold' (did you mean 'threshold'?)"),
+        ("", {"AGENT_EVAL_RUNS": "0"}, "invalid agent_eval setting 'runs' = '0' (AGENT_EVAL_RUNS (environment))"),
+        ("", {"EVAL_LIVE": "maybe"}, "EVAL_LIVE='maybe' (environment): expected 1/0, true/false, yes/no or on/off"),
+        ("timeout = -1", {}, "invalid agent_eval setting 'timeout' = -1"),
+    ],
+)
+def test_invalid_settings_are_a_usage_error_naming_the_key(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, toml: str, env: dict[str, str], message: str
+) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    pytester.makepyprojecttoml(f"[tool.agent_eval]\n{toml}\n")
+    pytester.makepyfile(test_it=MARKED)
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ("(threshold=2)", "threshold must be a number between 0 and 1, got 2"),
+        ("(runs=0)", "runs must be an integer >= 1, got 0"),
+        ("(thresold=0.5)", "unknown argument 'thresold' (did you mean 'threshold'?)"),
+        ("(0.5)", "takes keyword arguments only"),
+    ],
+)
+def test_invalid_marker_arguments_are_a_usage_error(pytester: pytest.Pytester, marker: str, message: str) -> None:
+    pytester.makepyfile(test_it=SHOW.format(marker=marker))
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "test_it.py::test_show: @pytest.mark.agent_eval" in result.stderr.str()
+    assert message in result.stderr.str()
+
+
+def test_marker_tags_are_selectable_with_k(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it=src(
+            """
+            import pytest
+
+            @pytest.mark.agent_eval(tags=["gate:booking", "smoke"])
+            def test_a(agent_eval):
+                pass
+
+            @pytest.mark.agent_eval
+            def test_b(agent_eval):
+                pass
+            """
+        )
+    )
+    pytester.runpytest("--agent-eval-live", "-k", "smoke").assert_outcomes(passed=1, deselected=1)
+
+
+# --- the resolver on its own -------------------------------------------------------------------------
+
+
+def test_resolver_reports_where_each_value_came_from(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.agent_eval]\nthreshold = 0.5\nmodel = "a"\ngroups = {}\n')
+    settings, sources = resolve_settings(
+        pyproject, {"AGENT_EVAL_MODEL": "b", "AGENT_EVAL_YAML_DIRS": "x:y"}, {"report_path": "r.md", "live": None}
+    )
+    assert (settings.threshold, settings.model, settings.report_path, settings.yaml_dirs) == (
+        0.5,
+        "b",
+        "r.md",
+        ["x", "y"],
+    )
+    assert sources == {
+        "threshold": f"[tool.agent_eval] in {pyproject}",
+        "model": "AGENT_EVAL_MODEL (environment)",
+        "yaml_dirs": "AGENT_EVAL_YAML_DIRS (environment)",
+        "report_path": "command line",
+    }
+
+
+def test_resolver_defaults_without_a_pyproject() -> None:
+    settings, sources = resolve_settings(None, {}, {})
+    assert settings == AgentEvalSettings() and sources == {}
+    assert (settings.threshold, settings.runs, settings.retries, settings.timeout) == (0.8, 1, 2, 30.0)
+
+
+def test_marker_options_fill_in_the_settings() -> None:
+    settings = AgentEvalSettings(threshold=0.7, runs=5)
+    assert marker_options((), {}, settings).threshold == 0.7
+    opts = marker_options((), {"runs": 2, "tags": ["a"]}, settings)
+    assert (opts.threshold, opts.runs, opts.tags) == (0.7, 2, ["a"])
+    with pytest.raises(ConfigError, match="tags must be a list of strings"):
+        marker_options((), {"tags": "a"}, settings)

@@ -1,0 +1,161 @@
+"""The terminal summary, the markdown report, and both under pytest-xdist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from _plugin_helpers import PYDANTIC_AGENT, assert_in_order, clean_agent_eval_env, src  # noqa: F401
+from tracegrade.pytest_plugin.report import markdown_report
+
+# Plugins the xdist workers need not load (each worker is a fresh interpreter).
+FAST_WORKERS = [
+    "-p",
+    "no:asyncio",
+    "-p",
+    "no:anyio",
+    "-p",
+    "no:logfire",
+    "-p",
+    "no:pytest_logfire",
+    "-p",
+    "no:hypothesispytest",
+]
+
+EVALS = src(
+    """
+    import pytest
+    from agents import make_agent
+    from tracegrade import Turn, Expect, ToolCallArgsConfig
+
+    agent = make_agent(reply="Booked | ref BK-1")
+
+    async def call(history):
+        return (await agent.run(history[-1]["content"])).output
+
+    @pytest.mark.agent_eval(runs=2, threshold=1.0)
+    async def test_books(agent_eval):
+        turn = Turn('search {"q": "table"}\\nbook {"time": "10am"}',
+                    Expect(tool_calls_include=["book"], reply_contains_any=["booked"]))
+        (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
+
+    @pytest.mark.agent_eval(runs=2, threshold=0.5)
+    async def test_wrong_time(agent_eval):
+        turn = Turn('book {"time": "9pm"}', Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})]))
+        (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
+    """
+)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(agents=PYDANTIC_AGENT)
+    pytester.syspathinsert()
+    return pytester
+
+
+def test_terminal_summary_shows_score_runs_and_each_failed_turn_with_its_trajectory(project: pytest.Pytester) -> None:
+    project.makepyfile(test_evals=EVALS)
+    result = project.runpytest("--agent-eval-live", "-p", "no:asyncio", "-p", "no:anyio")
+    result.assert_outcomes(passed=1, failed=1)
+    assert_in_order(
+        result.stdout.str(),
+        "= agent_eval =",
+        "PASSED test_evals.py::test_books - score 1.00 (2/2 runs passed, threshold 1.00)",
+        "FAILED test_evals.py::test_wrong_time - score 0.00 (0/2 runs passed, threshold 0.50)",
+        '  run 1, turn 1: \'book {"time": "9pm"}\'',
+        "    ToolCallArgsEvaluator [failed]: arguments of 'book' do not match (subset): "
+        "key 'time': expected '10am', got '9pm'",
+        "    trajectory (spans): book(time='9pm')",
+        "  run 2, turn 1:",
+    )
+
+
+def test_markdown_report_has_every_run_and_turn(project: pytest.Pytester) -> None:
+    project.makepyfile(test_evals=EVALS)
+    result = project.runpytest("--agent-eval-live", "--agent-eval-report", "out/eval.md", "-p", "no:asyncio")
+    report = project.path / "out" / "eval.md"
+    result.stdout.fnmatch_lines([f"agent_eval: report written to {report}"])
+    text = report.read_text()
+    assert_in_order(
+        text,
+        "# agent_eval report",
+        "2 eval(s): 1 passed, 1 failed.",
+        "| Test | Result | Score | Runs passed | Threshold |",
+        "| `test_evals.py::test_books` | PASSED | 1.00 | 2/2 | 1.00 |",
+        "| `test_evals.py::test_wrong_time` | FAILED | 0.00 | 0/2 | 0.50 |",
+        "## `test_evals.py::test_books`",
+        "### Run 1: passed",
+        "#### Turn 1: passed",
+        "- Reply: Booked \\| ref BK-1",
+        "- Tool calls (spans): `search(q='table')`, `book(time='10am')`",
+        "| Evaluator | Outcome | Score | Reason |",
+        "### Run 2: passed",
+        "## `test_evals.py::test_wrong_time`",
+        "| ToolCallArgsEvaluator | failed |",
+    )
+
+
+def test_report_path_from_pyproject_counts_skipped_tests(project: pytest.Pytester) -> None:
+    project.makepyprojecttoml('[tool.agent_eval]\nreport_path = "eval.md"\n')
+    project.makepyfile(test_evals=EVALS)
+    project.runpytest("-p", "no:asyncio").assert_outcomes(skipped=2)
+    assert "0 eval(s): 0 passed, 0 failed, 2 skipped (not live)." in (project.path / "eval.md").read_text()
+
+
+def test_xdist_workers_results_land_in_one_report_and_one_summary(pytester: pytest.Pytester) -> None:
+    for name in "abcd":
+        pytester.makepyfile(
+            **{
+                f"test_{name}": src(
+                    f"""
+                    import pytest
+                    from tracegrade import AgentReply, Turn, Expect
+
+                    def agent(history):
+                        return AgentReply("reply {name}", ["tool_{name}"])
+
+                    @pytest.mark.agent_eval(runs=2)
+                    def test_{name}(agent_eval):
+                        expect = Expect(tool_calls_include=["tool_{name}"], reply_contains_any=["{"x" if name == "d" else name}"])
+                        agent_eval.run_sync(agent=agent, turns=[Turn("go", expect)]).assert_threshold()
+
+                    @pytest.mark.agent_eval
+                    def test_{name}_skipped_later(agent_eval):
+                        pytest.skip("not today")
+                    """
+                )
+            }
+        )
+    result = pytester.runpytest("-n", "2", "--agent-eval-live", "--agent-eval-report", "eval.md", *FAST_WORKERS)
+    result.assert_outcomes(passed=3, failed=1, skipped=4)
+    out = result.stdout.str()
+    for name in "abc":
+        assert f"PASSED test_{name}.py::test_{name} - score 1.00 (2/2 runs passed" in out
+    assert "FAILED test_d.py::test_d - score 0.00 (0/2 runs passed" in out
+    text = (pytester.path / "eval.md").read_text()
+    assert "4 eval(s): 3 passed, 1 failed." in text
+    assert [line.split("`")[1] for line in text.splitlines() if line.startswith("| `")] == [
+        f"test_{n}.py::test_{n}" for n in "abcd"
+    ]
+
+
+def test_xdist_counts_not_live_skips_from_every_worker(pytester: pytest.Pytester) -> None:
+    for name in "ab":
+        pytester.makepyfile(
+            **{f"test_{name}": "import pytest\n\n@pytest.mark.agent_eval\ndef test_it(agent_eval):\n    pass\n"}
+        )
+    result = pytester.runpytest("-n", "2", *FAST_WORKERS)
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["agent_eval: 2 test(s) skipped (not live)*"])
+
+
+def test_markdown_escapes_table_cells(tmp_path: Path) -> None:
+    record = {
+        "nodeid": "t.py::x", "tags": [], "passed": False, "score": 0.0, "threshold": 1.0, "runs_passed": 0,
+        "runs_total": 1,
+        "runs": [{"index": 0, "passed": False, "attempts": 2, "error": "boom | bang", "turns": []}],
+    }  # fmt: skip
+    text = markdown_report([record])
+    assert "### Run 1: failed, 2 attempts" in text and "Error: boom \\| bang" in text

@@ -1,0 +1,237 @@
+"""`EvalSession` on its own: history, return types, custom evaluators, scores, retries, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from _agents import scripted_agent
+from tracegrade import AgentReply, EvalResult, Expect, ToolCall, TrajectoryMatch, Turn, TurnContext
+from tracegrade.pytest_plugin.session import EvalSession, TranscriptResult, normalize_reply
+
+
+def run(agent: Any, turns: list[Turn], **session: Any) -> TranscriptResult:
+    config = session.pop("config", {})
+    return EvalSession(config=config, **session).run_sync(agent, turns)
+
+
+class Seen:
+    """A custom evaluator (no base class) that records the contexts it was given."""
+
+    def __init__(self) -> None:
+        self.contexts: list[TurnContext] = []
+
+    async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        self.contexts.append(ctx)
+        return EvalResult(True, "seen")
+
+
+def test_history_is_openai_format_accumulated_across_turns() -> None:
+    received: list[list[dict[str, Any]]] = []
+    seen = Seen()
+
+    async def agent(history: list[dict[str, Any]]) -> str:
+        received.append(history)
+        return f"answer {len(history)}"
+
+    run(agent, [Turn("one", Expect(evaluators=[seen])), Turn("two", Expect(evaluators=[seen]))], runs=1)
+    assert received == [
+        [{"role": "user", "content": "one"}],
+        [{"role": "user", "content": "one"}, {"role": "assistant", "content": "answer 1"},
+         {"role": "user", "content": "two"}],
+    ]  # fmt: skip
+    assert [c.history for c in seen.contexts] == received
+    assert [(c.user, c.reply) for c in seen.contexts] == [("one", "answer 1"), ("two", "answer 3")]
+
+
+def test_sync_agents_run_in_worker_threads_so_runs_stay_concurrent() -> None:
+    barrier = threading.Barrier(3, timeout=5)  # breaks (and the agent raises) unless all three run at once
+
+    def agent(history: list[dict[str, Any]]) -> str:
+        barrier.wait()
+        return "ok"
+
+    result = run(agent, [Turn("hi")], runs=3, config={"retries": 0})
+    assert result.score == 1.0, result.runs[0].error
+
+
+def test_a_sync_pydantic_ai_run_sync_agent_works() -> None:
+    agent = scripted_agent([("search", {"q": "x"})], reply="found")
+    result = run(lambda h: agent.run_sync(h[-1]["content"]).output, [Turn("go", Expect(tool_calls_include=["search"]))])
+    assert result.passed and result.runs[0].turn_results[0].tool_calls_source == "spans"
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("text", ("text", [], [])),
+        (AgentReply("r", ["a", ToolCall("b", {"x": 1})]), ("r", ["a", "b"], [])),
+        (("r", ["a", ("b", {"x": 1}), {"name": "c", "args": {}}]), ("r", ["a", "b", "c"], [])),
+        (["r", None], ("r", [], [])),
+    ],
+)
+def test_return_values_are_normalised(output: Any, expected: tuple[str, list[str], list[Any]]) -> None:
+    reply, calls, messages = normalize_reply(output)
+    assert (reply, [c.name for c in calls], messages) == expected
+    if isinstance(output, tuple):
+        assert calls[1].args == {"x": 1}
+
+
+def test_an_unusable_return_value_fails_the_run_without_retrying() -> None:
+    attempts = []
+
+    async def agent(history: list[dict[str, Any]]) -> Any:
+        attempts.append(1)
+        return 42
+
+    result = run(agent, [Turn("hi")], config={"retries": 3})
+    [r] = result.runs
+    assert not r.passed and len(attempts) == 1 and r.attempts == 1
+    assert "must return an AgentReply, a str or a (reply, tool_calls) pair, got int: 42" in (r.error or "")
+    assert r.turn_results[0].eval_results[0].outcome == "error"
+
+
+def test_a_raising_agent_is_retried_then_the_run_fails_with_the_error() -> None:
+    attempts = []
+
+    async def agent(history: list[dict[str, Any]]) -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise ConnectionError("rate limited")
+        return "ok"
+
+    assert run(agent, [Turn("hi")], config={"retries": 2}).passed and len(attempts) == 3
+    attempts.clear()
+    result = run(agent, [Turn("hi")], config={"retries": 1})
+    assert not result.passed
+    assert result.runs[0].error == "the agent raised ConnectionError: rate limited (after 2 attempts)"
+
+
+def test_a_retried_run_starts_again_from_the_first_turn() -> None:
+    seen: list[str] = []
+
+    async def agent(history: list[dict[str, Any]]) -> str:
+        seen.append(history[-1]["content"])
+        if seen == ["one", "two"]:
+            raise RuntimeError("flaky")
+        return "ok"
+
+    result = run(agent, [Turn("one"), Turn("two")], config={"retries": 1})
+    assert result.passed and seen == ["one", "two", "one", "two"] and result.runs[0].attempts == 2
+
+
+def test_a_slow_agent_times_out_and_fails_the_turn() -> None:
+    async def agent(history: list[dict[str, Any]]) -> str:
+        await asyncio.sleep(5)
+        return "late"
+
+    result = run(agent, [Turn("hi"), Turn("never reached")], config={"timeout": 0.05, "retries": 0})
+    [r] = result.runs
+    assert not r.passed and len(r.turn_results) == 1
+    assert r.error == "the agent did not answer turn 1 within 0.05s"
+
+
+def test_custom_evaluators_sync_or_async_returning_results_bools_or_scores() -> None:
+    class SyncBool:
+        def evaluate(self, ctx: TurnContext) -> bool:
+            return "ok" in ctx.reply
+
+    class Score:
+        def __init__(self, value: float, threshold: float | None = None) -> None:
+            self.value = value
+            if threshold is not None:
+                self.threshold = threshold
+
+        async def evaluate(self, ctx: TurnContext) -> float:
+            return self.value
+
+    class Broken:
+        def evaluate(self, ctx: TurnContext) -> EvalResult:
+            raise KeyError("oops")
+
+    async def agent(history: list[dict[str, Any]]) -> str:
+        return "ok"
+
+    result = run(agent, [Turn("hi", Expect(evaluators=[SyncBool(), Score(0.6, 0.5), Score(0.6), Broken()]))])
+    verdicts = result.runs[0].turn_results[0].eval_results
+    assert [v.outcome for v in verdicts] == ["passed", "passed", "failed", "error"]
+    assert verdicts[2].reasoning == "score 0.600, threshold 1" and "Broken raised KeyError" in verdicts[3].reasoning
+
+
+def test_agentic_evaluators_work_in_expect_with_their_threshold() -> None:
+    agent = scripted_agent([("a", {}), ("x", {}), ("b", {})])
+
+    async def call(history: list[dict[str, Any]]) -> str:
+        return (await agent.run("go")).output
+
+    loose = Expect(evaluators=[TrajectoryMatch(["a", "b", "c"], threshold=0.6)])
+    strict = Expect(evaluators=[TrajectoryMatch(["a", "b", "c"])])
+    assert run(call, [Turn("go", loose)]).passed
+    failed = run(call, [Turn("go", strict)])
+    assert not failed.passed and failed.runs[0].turn_results[0].eval_results[0].score == pytest.approx(2 / 3)
+
+
+def test_not_evaluated_fails_by_default_and_can_be_allowed() -> None:
+    async def agent(history: list[dict[str, Any]]) -> str:
+        return "no spans here"
+
+    turns = [Turn("hi", Expect(max_tool_calls=3))]
+    result = run(agent, turns)
+    assert not result.passed
+    assert result.runs[0].turn_results[0].eval_results[0].outcome == "not_evaluated"
+    assert run(agent, turns, config={"allow_not_evaluated": True}).passed
+
+
+def test_run_arguments_are_validated() -> None:
+    session = EvalSession()
+    with pytest.raises(ValueError, match="at least one Turn"):
+        session.run_sync(lambda h: "x", [])
+    with pytest.raises(ValueError, match="runs must be an integer >= 1"):
+        session.run_sync(lambda h: "x", [Turn("hi")], runs=0)
+    with pytest.raises(ValueError, match="threshold must be a number between 0 and 1"):
+        session.run_sync(lambda h: "x", [Turn("hi")], threshold=1.5)
+    with pytest.raises(TypeError, match=r"turns\[0\] must be a Turn"):
+        session.run_sync(lambda h: "x", ["hi"])  # type: ignore[list-item]
+
+
+def test_run_sync_inside_an_event_loop_says_to_await() -> None:
+    async def main() -> None:
+        EvalSession().run_sync(lambda h: "x", [Turn("hi")])
+
+    with pytest.raises(RuntimeError, match="use `await agent_eval.run"):
+        asyncio.run(main())
+
+
+def test_assert_threshold_lists_the_failed_checks_with_the_trajectory() -> None:
+    result = run(lambda h: AgentReply("nope", ["search"]), [Turn("hi", Expect(tool_calls_include=["book"]))], runs=2)
+    with pytest.raises(AssertionError) as excinfo:
+        result.assert_threshold()
+    message = str(excinfo.value)
+    assert message.startswith("agent_eval failed: score=0.00 < threshold=0.80 (0/2 runs passed)")
+    assert "run 2, turn 1: ToolCallEvaluator [failed]: missing required tool(s) ['book']" in message
+    assert "trajectory (returned): search" in message
+
+
+def test_results_are_kept_and_reported() -> None:
+    reported: list[TranscriptResult] = []
+    session = EvalSession(on_result=reported.append)
+    result = session.run_sync(lambda h: "x", [Turn("hi")])
+    assert session.results == reported == [result]
+
+
+def test_expect_rejects_bad_fields_at_construction() -> None:
+    with pytest.raises(ValueError, match=r"reply_matches_all\[0\]: invalid regex"):
+        Expect(reply_matches_all=["("])
+    with pytest.raises(ValueError, match=r"evaluators\[0\]: .* has no evaluate\(ctx\) method"):
+        Expect(evaluators=["not an evaluator"])
+    with pytest.raises(ValueError, match=r"spans\[0\]: .*unknown SpanQuery key 'nme'"):
+        Expect(spans=[{"nme": "x"}])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="max_tool_calls: expected an integer >= 0"):
+        Expect(max_tool_calls=-1)
+    with pytest.raises(ValueError, match="trajectory: order must be"):
+        Expect(trajectory={"expected_trajectory": ["a"], "order": "sorted"})
+    with pytest.raises(ValueError, match="Turn.expect must be an Expect"):
+        Turn("hi", {"reply_contains_any": ["x"]})  # type: ignore[arg-type]

@@ -1,0 +1,183 @@
+"""ContainsEvaluator, ToolCallEvaluator and ToolCallArgsEvaluator against shared/reference/000."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import pytest
+
+from _agents import run_captured
+from tracegrade import EvalResult, ToolCall, TurnContext, grade
+from tracegrade.evaluators import ContainsEvaluator, ToolCallArgsEvaluator, ToolCallEvaluator
+
+
+def check(evaluator: Any, ctx: TurnContext) -> EvalResult:
+    result: EvalResult = asyncio.run(evaluator.evaluate(ctx))
+    return result
+
+
+def reply(text: str) -> TurnContext:
+    return TurnContext(user="u", reply=text)
+
+
+def calls(*items: str | ToolCall, source: str = "spans") -> TurnContext:
+    return TurnContext(
+        tool_calls=[c if isinstance(c, ToolCall) else ToolCall(c) for c in items],
+        tool_calls_source=source,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize("cls", [ContainsEvaluator, ToolCallEvaluator, ToolCallArgsEvaluator])
+def test_evaluate_is_async_as_the_protocol_says(cls: type) -> None:
+    assert inspect.iscoroutinefunction(cls.evaluate)
+
+
+# --- ContainsEvaluator ----------------------------------------------------------------------------
+
+
+def test_any_of_is_case_insensitive_by_default() -> None:
+    assert check(ContainsEvaluator(any_of=["confirmed", "booked"]), reply("Your table is BOOKED")).passed
+    result = check(ContainsEvaluator(any_of=["confirmed", "booked"]), reply("Sorry, we are full"))
+    assert not result.passed and "contains none of ['confirmed', 'booked']" in result.reasoning
+
+
+def test_all_of_names_what_is_missing() -> None:
+    result = check(ContainsEvaluator(all_of=["booking", "reference number"]), reply("Booking done"))
+    assert not result.passed and "is missing ['reference number']" in result.reasoning
+
+
+def test_regexes_use_search() -> None:
+    ev = ContainsEvaluator(matches_any=[r"ref(erence)? number[:# ]*[A-Z]{2}-\d+"])
+    assert check(ev, reply("Your reference number: BK-1234.")).passed
+    ev = ContainsEvaluator(matches_all=[r"\d{1,2}(am|pm)", r"tomorrow"])
+    assert check(ev, reply("Tomorrow at 10AM")).passed  # case-insensitive regexes too
+    result = check(ev, reply("Tomorrow at noon"))
+    assert not result.passed and r"does not match ['\\d{1,2}(am|pm)']" in result.reasoning
+
+
+def test_substring_and_regex_checks_compose() -> None:
+    ev = ContainsEvaluator(any_of=["confirmed", "booked"], matches_all=[r"BK-\d+"])
+    assert check(ev, reply("Confirmed: BK-9")).passed
+    assert not check(ev, reply("Confirmed, no reference")).passed
+
+
+def test_case_sensitive_matching() -> None:
+    ev = ContainsEvaluator(all_of=["Booking"], case_sensitive=True)
+    assert check(ev, reply("Booking ok")).passed
+    assert not check(ev, reply("booking ok")).passed
+    assert not check(ContainsEvaluator(matches_any=["BK"], case_sensitive=True), reply("bk-1")).passed
+
+
+def test_invalid_regex_raises_value_error_at_construction() -> None:
+    with pytest.raises(ValueError, match=r"invalid regex '\('"):
+        ContainsEvaluator(matches_any=["("])
+    with pytest.raises(ValueError, match="matches_all"):
+        ContainsEvaluator(matches_all=["[a-"])
+
+
+def test_a_string_instead_of_a_list_is_rejected() -> None:
+    with pytest.raises(ValueError, match="must be a list of strings"):
+        ContainsEvaluator(any_of="confirmed")  # type: ignore[arg-type]
+
+
+# --- ToolCallEvaluator --------------------------------------------------------------------------------
+
+
+def test_must_include_and_must_exclude() -> None:
+    ev = ToolCallEvaluator(must_include=["book_slot"], must_exclude=["cancel_slot"])
+    assert check(ev, calls("search", "book_slot")).passed
+    result = check(ev, calls("search", "cancel_slot"))
+    assert not result.passed
+    assert "missing required tool(s) ['book_slot']" in result.reasoning
+    assert "forbidden tool(s) called ['cancel_slot']" in result.reasoning
+
+
+def test_ordered_requires_the_given_order_as_a_subsequence() -> None:
+    ev = ToolCallEvaluator(must_include=["authenticate", "fetch_availability", "create_booking"], ordered=True)
+    assert check(ev, calls("authenticate", "log", "fetch_availability", "create_booking")).passed
+    result = check(ev, calls("fetch_availability", "authenticate", "create_booking"))
+    assert not result.passed and "were not called in that order" in result.reasoning
+
+
+def test_reason_says_when_tool_calls_did_not_come_from_spans() -> None:
+    assert "as returned by the agent" in check(ToolCallEvaluator(["a"]), calls("a", source="returned")).reasoning
+    assert "no agent spans were recorded" in check(ToolCallEvaluator(["a"]), calls(source="none")).reasoning
+    assert "[" not in check(ToolCallEvaluator(["a"]), calls("a")).reasoning.split(")")[-1]
+
+
+def test_tool_call_evaluator_reads_real_spans() -> None:
+    cap = run_captured([("search", {"q": "x"}), ("book", {"time": "10am"})], fail=[1])
+    [ok, bad] = grade(cap, [ToolCallEvaluator(["search", "book"], ordered=True), ToolCallEvaluator(["cancel"])])
+    assert ok.passed, ok.reasoning
+    assert not bad.passed and "(called: ['search', 'book'])" in bad.reasoning  # the failed attempt excluded
+
+
+# --- ToolCallArgsEvaluator ------------------------------------------------------------------------------
+
+
+def test_subset_is_the_default_and_extra_observed_keys_are_fine() -> None:
+    ctx = calls(ToolCall("book_slot", {"time": "10am", "date": "tomorrow"}))
+    assert check(ToolCallArgsEvaluator(tool="book_slot", args={"time": "10am"}), ctx).passed
+    assert not check(ToolCallArgsEvaluator(tool="book_slot", args={"time": "10am"}, mode="exact"), ctx).passed
+    exact = ToolCallArgsEvaluator(tool="book_slot", args={"time": "10am", "date": "tomorrow"}, mode="exact")
+    assert check(exact, ctx).passed
+
+
+def test_subset_compares_top_level_keys_and_nested_values_exactly() -> None:
+    ctx = calls(ToolCall("t", {"opts": {"a": 1, "b": 2}}))
+    assert not check(ToolCallArgsEvaluator(tool="t", args={"opts": {"a": 1}}), ctx).passed
+    assert check(ToolCallArgsEvaluator(tool="t", args={"opts": {"a": 1, "b": 2}}), ctx).passed
+
+
+def test_any_call_of_the_tool_may_match() -> None:
+    ctx = calls(ToolCall("book_slot", {"time": "8pm"}), ToolCall("book_slot", {"time": "10am"}))
+    assert check(ToolCallArgsEvaluator(tool="book_slot", args={"time": "10am"}), ctx).passed
+
+
+def test_three_distinct_failure_messages() -> None:
+    ev = ToolCallArgsEvaluator(tool="book_slot", args={"time": "10am"})
+    never = check(ev, calls("search"))
+    unrecorded = check(ev, calls(ToolCall("book_slot")))
+    mismatch = check(ev, calls(ToolCall("book_slot", {"time": "3pm"})))
+    assert (never.outcome, unrecorded.outcome, mismatch.outcome) == ("failed", "not_evaluated", "failed")
+    assert "tool 'book_slot' was never called (called: ['search'])" in never.reasoning
+    assert "tool 'book_slot' was called but no dict arguments were captured" in unrecorded.reasoning
+    assert "were not recorded in its span" in unrecorded.reasoning
+    assert "do not match (subset): key 'time': expected '10am', got '3pm'" in mismatch.reasoning
+    assert "Expected {'time': '10am'}, observed {'time': '3pm'}" in mismatch.reasoning
+    assert len({never.reasoning, unrecorded.reasoning, mismatch.reasoning}) == 3
+
+
+def test_several_mismatching_calls_are_all_shown() -> None:
+    ctx = calls(ToolCall("b", {"t": 1}), ToolCall("b", {"t": 2}))
+    result = check(ToolCallArgsEvaluator(tool="b", args={"t": 3}), ctx)
+    assert "in any of 2 calls" in result.reasoning and "observed [{'t': 1}, {'t': 2}]" in result.reasoning
+
+
+def test_returned_plain_names_say_how_to_give_arguments() -> None:
+    result = check(ToolCallArgsEvaluator(tool="b", args={}), calls("b", source="returned"))
+    assert result.outcome == "failed" and "return ToolCall(name, args)" in result.reasoning
+
+
+def test_non_dict_arguments_are_reported_as_not_captured() -> None:
+    result = check(ToolCallArgsEvaluator(tool="b", args={}), calls(ToolCall("b", "not json")))
+    assert result.outcome == "failed" and "no dict arguments were captured: 'not json'" in result.reasoning
+
+
+def test_arguments_from_real_spans_and_include_content_false() -> None:
+    steps = [("book", {"time": "10am", "date": "tomorrow"})]
+    ev = ToolCallArgsEvaluator(tool="book", args={"time": "10am"})
+    assert grade(run_captured(steps), [ev])[0].passed
+    [hidden] = grade(run_captured(steps, include_content=False), [ev])
+    assert hidden.outcome == "not_evaluated" and "include_content=False" in hidden.reasoning
+
+
+def test_invalid_parameters_raise() -> None:
+    with pytest.raises(ValueError, match="mode must be 'subset' or 'exact'"):
+        ToolCallArgsEvaluator(tool="t", args={}, mode="fuzzy")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="args must be a dict"):
+        ToolCallArgsEvaluator(tool="t", args=["time"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="must be a list of tool names"):
+        ToolCallEvaluator(must_include="book")  # type: ignore[arg-type]
