@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from _plugin_helpers import clean_agent_eval_env  # noqa: F401
 
+from _plugin_helpers import clean_agent_eval_env  # noqa: F401
 from tracegrade.pytest_plugin.config import resolve_settings
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "pytest.md"

@@ -235,3 +235,18 @@ def test_expect_rejects_bad_fields_at_construction() -> None:
         Expect(trajectory={"expected_trajectory": ["a"], "order": "sorted"})
     with pytest.raises(ValueError, match="Turn.expect must be an Expect"):
         Turn("hi", {"reply_contains_any": ["x"]})  # type: ignore[arg-type]
+
+
+def test_spans_of_a_private_tracer_provider_are_recorded_when_given() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider()
+    agent = scripted_agent([("search", {"q": "x"})], tracer_provider=provider)
+
+    async def call(history: list[dict[str, Any]]) -> str:
+        return (await agent.run("go")).output
+
+    turns = [Turn("go", Expect(tool_calls_include=["search"]))]
+    assert not run(call, turns).passed  # the global provider never sees these spans
+    result = EvalSession(provider=provider).run_sync(call, turns)
+    assert result.passed and result.tool_calls_sources == ["spans"]

@@ -177,6 +177,8 @@ class EvalSession:
     run is retried when the agent raises or times out), `timeout` (seconds per turn),
     `allow_not_evaluated`, and the judges' `model` / `judge_model` (given to evaluators as
     `ctx.config`). `on_result` is called with each `TranscriptResult` (the plugin's report uses it).
+    `provider` records from a private SDK `TracerProvider` (agents instrumented with
+    `InstrumentationSettings(tracer_provider=...)`); it can also be set on the fixture's session.
     """
 
     def __init__(
@@ -186,6 +188,7 @@ class EvalSession:
         *,
         config: Any = None,
         on_result: Callable[[TranscriptResult], None] | None = None,
+        provider: Any = None,
     ) -> None:
         settings = config.model_dump() if hasattr(config, "model_dump") else dict(config or {})
         self.threshold = threshold
@@ -194,6 +197,8 @@ class EvalSession:
         self.retries: int = int(settings.get("retries", 2))
         self.timeout: float = float(settings.get("timeout", 30.0))
         self.allow_not_evaluated: bool = bool(settings.get("allow_not_evaluated", False))
+        self.provider = provider
+        """An SDK `TracerProvider` to record from instead of the global one (see `capture(provider=...)`)."""
         self.results: list[TranscriptResult] = []
         self._on_result = on_result
 
@@ -238,7 +243,7 @@ class EvalSession:
         attempts = 0
         while True:
             attempts += 1
-            with capture() as run_cap:
+            with capture(provider=self.provider) as run_cap:
                 turn_results, failure = await self._attempt(agent, turns)
             if failure is None or not failure.retryable or attempts > self.retries:
                 break
@@ -252,7 +257,7 @@ class EvalSession:
         for index, turn in enumerate(turns):
             history.append({"role": "user", "content": turn.user})
             failure: _AgentFailed | None = None
-            with capture() as cap:
+            with capture(provider=self.provider) as cap:
                 try:
                     output = await asyncio.wait_for(_call(agent, list(history)), self.timeout)
                 except TimeoutError:
