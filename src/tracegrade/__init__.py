@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .capture import Capture, SpanRecorder, capture
+from .content import instrument_content
 from .evaluators import (
     ArgumentCorrectness,
     ContainsEvaluator,
@@ -63,4 +64,5 @@ __all__ = [
     "agrade",
     "capture",
     "grade",
+    "instrument_content",
 ]
