@@ -1,8 +1,16 @@
 """Fill arguments missing from tool spans from the run's messages, matched by tool call id.
 
-Sources: Pydantic AI `ModelMessage`s (`result.all_messages()`), or their OTel JSON form (the
-`pydantic_ai.all_messages` / `gen_ai.output.messages` attributes: parts of type `tool_call`).
-A call id that matches nothing leaves the arguments `NOT_RECORDED`: nothing is guessed from order.
+Sources, in this order for each call:
+1. the messages recorded on the spans of the call's own agent run, then of the runs enclosing it:
+   `pydantic_ai.all_messages` on the agent span and `gen_ai.output.messages` on its model-request
+   spans (OTel JSON form: parts of type `tool_call` with `id`, `name`, `arguments`);
+2. the messages given to the capture (`capture(messages=...)`, `cap.add_messages(...)`, an
+   `AgentReply`'s `messages`): Pydantic AI `ModelMessage`s (`result.all_messages()`) or the OTel
+   JSON form. If one call id has several different calls there (independent runs whose model reused
+   ids), the n-th call with that id in the trajectory takes the n-th of them.
+
+The tool name must match too. A call id that matches nothing (or only ambiguously) leaves the
+arguments `NOT_RECORDED`: nothing is guessed from order or from other calls of the same tool.
 """
 
 from __future__ import annotations
@@ -11,22 +19,37 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .trajectory import NOT_RECORDED, ToolCall, Trajectory, parse_args
+from .trajectory import NOT_RECORDED, AgentRun, ToolCall, Trajectory, parse_args
 
 __all__ = ["recover_arguments", "tool_call_parts"]
 
+Entry = tuple[str, Any]
+"""(tool name, arguments) of one requested tool call."""
 
-def tool_call_parts(messages: Iterable[Any]) -> dict[str, tuple[str, Any]]:
-    """`{call_id: (tool_name, args)}` for every tool call requested in `messages`."""
-    found: dict[str, tuple[str, Any]] = {}
+
+def tool_call_parts(messages: Iterable[Any]) -> dict[str, Entry]:
+    """`{call_id: (tool_name, args)}` for every tool call requested in `messages` (the last one wins)."""
+    return {call_id: entries[-1] for call_id, entries in _entries(messages).items()}
+
+
+def _entries(messages: Iterable[Any]) -> dict[str, list[Entry]]:
+    """`{call_id: [distinct (tool_name, args), ...]}` in the order the messages hold them."""
+    found: dict[str, list[Entry]] = {}
     for message in messages:
         parts = message.get("parts", ()) if isinstance(message, dict) else getattr(message, "parts", ())
         for part in parts or ():
+            entry: Entry
             if isinstance(part, dict):
-                if part.get("type") == "tool_call" and isinstance(part.get("id"), str) and "arguments" in part:
-                    found[part["id"]] = (str(part.get("name")), parse_args(part["arguments"]))
+                if part.get("type") != "tool_call" or not isinstance(part.get("id"), str) or "arguments" not in part:
+                    continue
+                call_id, entry = part["id"], (str(part.get("name")), parse_args(part["arguments"]))
             elif getattr(part, "part_kind", None) == "tool-call" and getattr(part, "tool_call_id", None):
-                found[part.tool_call_id] = (part.tool_name, _part_args(part))
+                call_id, entry = str(part.tool_call_id), (str(part.tool_name), _part_args(part))
+            else:
+                continue
+            known = found.setdefault(call_id, [])
+            if entry not in known:  # a conversation's history repeats earlier calls: count each once
+                known.append(entry)
     return found
 
 
@@ -37,18 +60,35 @@ def _part_args(part: Any) -> Any:
         return parse_args(part.args)
 
 
-def _messages_from_spans(traj: Trajectory) -> list[Any]:
-    out: list[Any] = []
+def _decoded(raw: Any) -> list[Any]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return []
+    return list(raw) if isinstance(raw, list | tuple) else []
+
+
+def _messages_by_run(traj: Trajectory) -> dict[int, dict[str, list[Entry]]]:
+    """For each agent run (by identity), the tool calls its spans' messages record."""
+    messages: dict[int, list[Any]] = {}
     for run in traj.agent_runs:
-        raw = run.span.attributes.get("pydantic_ai.all_messages") if run.span is not None else None
-        if isinstance(raw, str):
-            try:
-                decoded = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(decoded, list):
-                out.extend(decoded)
-    return out
+        if run.span is not None:
+            messages.setdefault(id(run), []).extend(_decoded(run.span.attributes.get("pydantic_ai.all_messages")))
+    for req in traj.model_requests:
+        if req.span is not None and req.run is not None:
+            messages.setdefault(id(req.run), []).extend(_decoded(req.span.attributes.get("gen_ai.output.messages")))
+    return {key: found for key, msgs in messages.items() if (found := _entries(msgs))}
+
+
+def _from_runs(call: ToolCall, by_run: dict[int, dict[str, list[Entry]]]) -> Entry | None:
+    run: AgentRun | None = call.run
+    while run is not None:
+        entries = by_run.get(id(run), {}).get(call.call_id or "")
+        if entries:
+            return entries[0] if len(entries) == 1 else None  # one run reusing an id: ambiguous
+        run = run.parent
+    return None
 
 
 def recover_arguments(traj: Trajectory, messages: Iterable[Any] | None = None) -> Trajectory:
@@ -56,11 +96,20 @@ def recover_arguments(traj: Trajectory, messages: Iterable[Any] | None = None) -
     missing = [c for c in traj.all_calls if c.args_text is None and c.args is NOT_RECORDED and c.call_id]
     if not missing:
         return traj
-    parts = tool_call_parts(_messages_from_spans(traj))
-    if messages is not None:
-        parts.update(tool_call_parts(messages))
+    by_run = _messages_by_run(traj)
+    given = _entries(messages) if messages is not None else {}
+    position: dict[int, int] = {}  # n-th call with its id, among all the trajectory's calls
+    if given:
+        seen: dict[str, int] = {}
+        for call in traj.all_calls:
+            if call.call_id:
+                position[id(call)] = seen.get(call.call_id, 0)
+                seen[call.call_id] = position[id(call)] + 1
     for call in missing:
-        hit = parts.get(call.call_id) if call.call_id else None
+        hit = _from_runs(call, by_run)
+        if hit is None and (entries := given.get(call.call_id or "")):
+            n = 0 if len(entries) == 1 else position.get(id(call), len(entries))
+            hit = entries[n] if n < len(entries) else None
         if hit is not None and hit[0] == call.name:
             _set_args(call, hit[1])
     return traj
