@@ -112,8 +112,8 @@ class SpanRecorder(SpanProcessor):
                 if (cap := cap.parent) is None:
                     return
             sid = span.context.span_id
+            cap._open[sid] = span  # first: a failure below must leave nothing that _release cannot find
             self._owner[sid] = cap
-            cap._open[sid] = span
         except Exception:  # a recorder bug must never reach the instrumented application
             _log.debug("tracegrade: SpanRecorder.on_start failed", exc_info=True)
 
@@ -134,13 +134,24 @@ class SpanRecorder(SpanProcessor):
 
     def _release(self, cap: Capture) -> None:
         owner = self._owner
-        for span in (*cap._spans, *cap.open_spans):
+        for span in cap._spans:
             sid = span.context.span_id  # type: ignore[union-attr]
             if owner.get(sid) is cap:
                 del owner[sid]
+        heir = cap.parent  # spans still open pass to the nearest open enclosing capture
+        while heir is not None and heir.closed:
+            heir = heir.parent
+        for open_span in cap.open_spans:
+            sid = open_span.context.span_id  # type: ignore[union-attr]
+            if owner.get(sid) is cap:
+                if heir is None:
+                    del owner[sid]
+                else:
+                    owner[sid] = heir
+                    heir._open[sid] = open_span  # type: ignore[assignment]
 
     def shutdown(self) -> None:
-        self._owner.clear()
+        pass  # one recorder serves every provider it is attached to: one provider's shutdown ends nothing
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True

@@ -1,0 +1,568 @@
+"""`capture()` and `SpanRecorder` (tracegrade.capture): providers, attribution, isolation, failure safety.
+
+In-process tests use the global SDK provider (installed by the first capture when nothing set one) or
+private providers; set-ups that configure the process-wide provider run in a subprocess, since OpenTelemetry
+lets the global provider be set only once per process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import importlib
+import json
+import logging
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import INVALID_SPAN, NoOpTracerProvider, StatusCode, Tracer
+from pydantic_ai import Agent, InstrumentationSettings
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tracegrade import capture
+from tracegrade.capture import _RECORDER, SpanRecorder, ensure_recorder
+
+capture_module = importlib.import_module("tracegrade.capture")  # the package attribute is the class
+
+
+def names(spans: Iterable[ReadableSpan]) -> list[str]:
+    return [s.name for s in spans]
+
+
+def run_python(code: str, cwd: Path) -> dict[str, Any]:
+    """Run `code` in a fresh interpreter; it prints one JSON object as its last line."""
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+    assert out.returncode == 0, out.stderr
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture
+def tracer() -> Tracer:
+    """A tracer of the global provider, with the recorder attached to it."""
+    ensure_recorder()
+    return trace.get_tracer("tests.capture")
+
+
+@pytest.fixture
+def fresh_owner(monkeypatch: pytest.MonkeyPatch) -> dict[int, Any]:
+    """An empty ownership table for this test, so its assertions do not depend on other tests."""
+    owner: dict[int, Any] = {}
+    monkeypatch.setattr(_RECORDER, "_owner", owner)
+    return owner
+
+
+@pytest.fixture
+def memory() -> tuple[TracerProvider, InMemorySpanExporter]:
+    """A private (non-global) SDK provider exporting to memory, as an application would configure it."""
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+# --- which provider capture() attaches to ----------------------------------------------------------------
+
+
+def test_capture_attaches_to_the_global_sdk_provider_the_application_set(tmp_path: Path) -> None:
+    result = run_python(
+        """
+        import json
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from tracegrade import capture
+        from tracegrade.capture import SpanRecorder
+
+        provider = TracerProvider()
+        exporter = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        tracer = trace.get_tracer("app")
+        with capture() as cap, tracer.start_as_current_span("outer"), tracer.start_as_current_span("inner"):
+            pass
+        print(json.dumps({
+            "captured": [s.name for s in cap.spans],
+            "exported": [s.name for s in exporter.get_finished_spans()],
+            "still_global": trace.get_tracer_provider() is provider,
+            "recorders": sum(isinstance(p, SpanRecorder) for p in provider._active_span_processor._span_processors),
+        }))
+        """,
+        tmp_path,
+    )
+    assert result == {
+        "captured": ["inner", "outer"],
+        "exported": ["inner", "outer"],
+        "still_global": True,
+        "recorders": 1,
+    }
+
+
+def test_capture_records_logfire_spans_through_its_proxy_provider(tmp_path: Path) -> None:
+    result = run_python(
+        """
+        import json
+        import logfire
+        from opentelemetry import trace
+        from pydantic_ai import Agent, InstrumentationSettings
+        from pydantic_ai.models.test import TestModel
+        from tracegrade import capture
+        from tracegrade.capture import _RECORDER
+
+        logfire.configure(send_to_logfire=False, console=False)
+        agent = Agent(TestModel(), name="helper")
+        agent.instrument = InstrumentationSettings(include_content=True)
+
+        @agent.tool_plain
+        def lookup(key: str) -> str:
+            return key
+
+        with capture() as cap:
+            with logfire.span("handle {user}", user={"id": 3}):
+                logfire.info("hello")
+            agent.run_sync("go")
+        proxy = trace.get_tracer_provider()
+        [handle] = cap.tree.find({"name_equals": "handle {user}"})
+        print(json.dumps({
+            "proxy": type(proxy).__module__.startswith("logfire"),
+            "attached": _RECORDER in proxy.provider._active_span_processor._span_processors,
+            "has_user": handle.matches({"has_attributes": {"user": {"id": 3}}}),
+            "hello": cap.tree.any({"has_attributes": {"logfire.msg": "hello"}}),
+            "tools": [[c.name, c.args] for c in cap.trajectory.tool_calls],
+        }))
+        """,
+        tmp_path,
+    )
+    assert result == {
+        "proxy": True,
+        "attached": True,
+        "has_user": True,
+        "hello": True,
+        "tools": [["lookup", {"key": "a"}]],
+    }
+
+
+def test_capture_without_a_configured_provider_installs_an_sdk_provider(tmp_path: Path) -> None:
+    result = run_python(
+        """
+        import json
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from tracegrade import capture
+
+        early = trace.get_tracer("imported before any provider")  # a proxy tracer, as at module import
+        before = type(trace.get_tracer_provider()).__name__
+        with capture() as cap, early.start_as_current_span("work"):
+            pass
+        print(json.dumps({
+            "before": before,
+            "now_sdk": isinstance(trace.get_tracer_provider(), TracerProvider),
+            "captured": [s.name for s in cap.spans],
+        }))
+        """,
+        tmp_path,
+    )
+    assert result == {"before": "ProxyTracerProvider", "now_sdk": True, "captured": ["work"]}
+
+
+def test_recorder_is_attached_once_to_the_global_provider(tracer: Tracer) -> None:
+    for _ in range(2):
+        with capture(), tracer.start_as_current_span("s"):
+            pass
+    provider = ensure_recorder()
+    assert provider is trace.get_tracer_provider()
+    assert sum(isinstance(p, SpanRecorder) for p in provider._active_span_processor._span_processors) == 1
+
+
+def test_recorder_is_attached_once_to_an_explicit_provider(memory: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, _ = memory
+    for _ in range(2):
+        with capture(provider=provider):
+            pass
+    assert sum(isinstance(p, SpanRecorder) for p in provider._active_span_processor._span_processors) == 1
+
+
+def test_capture_with_an_explicit_provider_records_an_agent_instrumented_with_it(
+    memory: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, _ = memory
+    assert provider is not trace.get_tracer_provider()
+    agent = Agent(FunctionModel(lookup_once), name="private")
+    agent.instrument = InstrumentationSettings(tracer_provider=provider, include_content=True)
+    agent.tool_plain(lookup)
+    with capture(provider=provider) as cap:
+        agent.run_sync("go")
+    assert [(c.name, c.args) for c in cap.trajectory.tool_calls] == [("lookup", {"key": "k"})]
+
+
+def test_non_sdk_provider_is_a_type_error_saying_what_is_needed() -> None:
+    provider = NoOpTracerProvider()
+    with pytest.raises(TypeError) as err, capture(provider=provider):
+        pass
+    assert str(err.value) == f"capture(provider=...) needs an OpenTelemetry SDK TracerProvider, got {provider!r}"
+
+
+def test_shutting_down_another_provider_keeps_an_active_captures_spans(tracer: Tracer) -> None:
+    # The recorder is one processor shared by every provider it is attached to, so any provider's shutdown()
+    # (a test fixture's teardown, logfire reconfiguring) reaches SpanRecorder.shutdown().
+    other = TracerProvider()
+    ensure_recorder(other)
+    with capture() as cap:
+        span = tracer.start_span("in flight")
+        other.shutdown()
+        span.end()
+    assert names(cap.spans) == ["in flight"]
+
+
+# --- attribution -------------------------------------------------------------------------------------------
+
+
+def test_spans_outside_every_capture_are_not_retained(tracer: Tracer, fresh_owner: dict[int, Any]) -> None:
+    with capture() as finished:
+        pass
+    elsewhere = contextvars.copy_context()  # a capture open in another context the whole time
+    other_block = capture()
+    other = elsewhere.run(other_block.__enter__)
+    for _ in range(5000):
+        with tracer.start_as_current_span("outside"):
+            tracer.start_span("outside child").end()  # parent lookups as well as context lookups
+    elsewhere.run(other_block.__exit__, None, None, None)
+    assert fresh_owner == {}
+    assert finished.spans == [] and other.spans == [] and other.open_spans == []
+
+
+def test_inner_capture_sees_only_its_own_spans(tracer: Tracer) -> None:
+    with capture(), tracer.start_as_current_span("outer span"):
+        with capture() as inner, tracer.start_as_current_span("inner span"):
+            tracer.start_span("inner child").end()
+        tracer.start_span("after inner").end()
+    assert names(inner.spans) == ["inner child", "inner span"]
+
+
+def test_outer_capture_sees_its_own_and_the_inner_captures_spans(tracer: Tracer) -> None:
+    with capture() as outer:
+        tracer.start_span("before inner").end()
+        with capture(), tracer.start_as_current_span("inner span"):
+            pass
+        tracer.start_span("after inner").end()
+    assert names(outer.spans) == ["before inner", "inner span", "after inner"]
+
+
+def test_span_open_when_the_inner_capture_exits_is_kept_by_the_outer_one(tracer: Tracer) -> None:
+    # It started inside both blocks and ended inside the outer one; today it is in neither capture's
+    # spans nor in the outer capture's open_spans: it vanishes from the outer capture.
+    with capture() as outer:
+        with capture() as inner:
+            span = tracer.start_span("straddles the inner exit")
+        span.end()
+    assert names(inner.open_spans) == ["straddles the inner exit"]
+    assert names(outer.spans) == ["straddles the inner exit"]
+
+
+TOOLS = ("search", "fetch", "rank", "store")
+
+
+def plan(run: int) -> list[tuple[str, dict[str, int]]]:
+    """Run `run`'s tool calls: 1-4 calls whose names and arguments depend on the run index."""
+    return [(TOOLS[(run + k * (run % 3 + 1)) % 4], {"run": run, "step": k}) for k in range(1 + run % 4)]
+
+
+async def planned_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    prompt = next(p.content for p in messages[0].parts if isinstance(p, UserPromptPart))
+    run = int(str(prompt).removeprefix("run "))
+    done = sum(isinstance(m, ModelResponse) for m in messages)
+    await asyncio.sleep(0)  # let the other runs interleave
+    steps = plan(run)
+    if done < len(steps):
+        tool, args = steps[done]
+        return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=f"call-{run}-{done}")])
+    return ModelResponse(parts=[TextPart(f"run {run} done")])
+
+
+def planned_agent() -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(FunctionModel(planned_model), name="planner")
+    agent.instrument = InstrumentationSettings(include_content=True)  # the global provider
+    for name in TOOLS:
+
+        async def tool(run: int, step: int, _name: str = name) -> str:
+            await asyncio.sleep(0)
+            return f"{_name} {run}.{step}"
+
+        agent.tool_plain(name=name)(tool)
+    return agent
+
+
+def test_concurrent_agent_runs_each_capture_exactly_their_own_tool_calls(tracer: Tracer) -> None:
+    agent = planned_agent()
+
+    async def one(run: int) -> tuple[list[tuple[str, Any]], int]:
+        async with capture() as cap:
+            await agent.run(f"run {run}")
+        return [(c.name, c.args) for c in cap.trajectory.tool_calls], len(cap.tree.trace_ids)
+
+    async def all_runs() -> list[tuple[list[tuple[str, Any]], int]]:
+        return await asyncio.gather(*(one(i) for i in range(50)))
+
+    results = asyncio.run(all_runs())
+    assert [calls for calls, _ in results] == [plan(i) for i in range(50)]
+    assert {traces for _, traces in results} == {1}  # no span of another run's trace got in
+
+
+def test_span_started_in_a_worker_thread_with_the_parent_context_is_attributed(tracer: Tracer) -> None:
+    def work(parent_context: Context) -> bool:
+        inherited = trace.get_current_span() is not INVALID_SPAN
+        tracer.start_span("in thread", context=parent_context).end()
+        return inherited
+
+    with capture() as cap, tracer.start_as_current_span("parent") as parent, ThreadPoolExecutor(1) as pool:
+        inherited = pool.submit(work, trace.set_span_in_context(parent)).result()
+    assert not inherited  # the worker had no context of its own: only the explicit parent links it
+    [child] = cap.tree.find({"name_equals": "in thread"})
+    assert child.parent is not None and child.parent.name == "parent"
+
+
+def test_span_started_in_a_thread_without_the_captures_context_is_not_retained(tracer: Tracer) -> None:
+    with capture() as cap, tracer.start_as_current_span("parent"), ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: tracer.start_span("unrelated").end()).result()
+    assert names(cap.spans) == ["parent"]
+
+
+def test_span_ended_in_a_worker_thread_is_kept(tracer: Tracer) -> None:
+    with capture() as cap:
+        span = tracer.start_span("ends elsewhere")
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(span.end).result()
+    assert names(cap.spans) == ["ends elsewhere"] and cap.open_spans == []
+
+
+def lookup_once(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if not any(isinstance(m, ModelResponse) for m in messages):
+        return ModelResponse(parts=[ToolCallPart("lookup", {"key": "k"}, tool_call_id="c1")])
+    return ModelResponse(parts=[TextPart("done")])
+
+
+def lookup(key: str) -> str:
+    """A sync tool: Pydantic AI runs it in a worker thread."""
+    return key.upper()
+
+
+def test_pydantic_ai_sync_tool_running_in_a_worker_thread_is_attributed(tracer: Tracer) -> None:
+    threads: list[int] = []
+
+    def traced_lookup(key: str) -> str:
+        threads.append(threading.get_ident())
+        with tracer.start_as_current_span("inside tool"):
+            return key.upper()
+
+    agent = Agent(FunctionModel(lookup_once), name="sync-tools")
+    agent.instrument = InstrumentationSettings(include_content=True)
+    agent.tool_plain(name="lookup")(traced_lookup)
+    with capture() as cap:
+        agent.run_sync("go")
+    assert threads and threads[0] != threading.get_ident()
+    [call] = cap.trajectory.tool_calls
+    assert (call.name, call.args) == ("lookup", {"key": "k"})
+    [inside] = cap.tree.find({"name_equals": "inside tool"})
+    assert call.span is not None and inside.parent is not None and inside.parent.span_id == call.span.span_id
+
+
+def test_async_with_capture_records_the_block(tracer: Tracer) -> None:
+    async def block() -> Any:
+        async with capture() as cap:
+            with tracer.start_as_current_span("awaited"):
+                await asyncio.sleep(0)
+        return cap
+
+    cap = asyncio.run(block())
+    assert names(cap.spans) == ["awaited"] and cap.closed
+
+
+def test_spans_open_at_exit_are_open_spans_not_spans(tracer: Tracer) -> None:
+    with capture() as cap:
+        still_open = tracer.start_span("still open")
+        tracer.start_span("done").end()
+    assert names(cap.spans) == ["done"]
+    assert cap.open_spans == [still_open]
+    still_open.end()
+
+
+def test_closed_capture_leaves_no_recorder_state_behind(tracer: Tracer, fresh_owner: dict[int, Any]) -> None:
+    with capture():
+        tracer.start_span("ended").end()
+        still_open = tracer.start_span("still open")
+    still_open.end()
+    assert fresh_owner == {}  # nothing pins the closed capture or its spans
+
+
+def test_span_ending_after_its_capture_closed_is_not_added(tracer: Tracer) -> None:
+    with capture() as cap:
+        span = tracer.start_span("late end")
+    span.end()
+    assert cap.spans == [] and names(cap.open_spans) == ["late end"]
+
+
+def test_task_outliving_its_capture_does_not_leak_spans_into_it(tracer: Tracer) -> None:
+    async def main() -> Any:
+        release = asyncio.Event()
+
+        async def background() -> None:
+            await release.wait()
+            tracer.start_span("after the block").end()
+
+        with capture() as cap:
+            tracer.start_span("in the block").end()
+            task = asyncio.create_task(background())
+            await asyncio.sleep(0)
+        release.set()
+        await task
+        return cap
+
+    cap = asyncio.run(main())
+    assert names(cap.spans) == ["in the block"]
+
+
+def test_task_outliving_an_inner_capture_records_into_the_open_outer_one(tracer: Tracer) -> None:
+    async def main() -> tuple[Any, Any]:
+        release = asyncio.Event()
+
+        async def background() -> None:
+            await release.wait()
+            tracer.start_span("after inner").end()
+
+        with capture() as outer:
+            with capture() as inner:
+                task = asyncio.create_task(background())
+                await asyncio.sleep(0)
+            release.set()
+            await task
+        return outer, inner
+
+    outer, inner = asyncio.run(main())
+    assert inner.spans == [] and names(outer.spans) == ["after inner"]
+
+
+def test_spans_are_listed_in_the_order_they_ended(tracer: Tracer) -> None:
+    with capture() as cap:
+        first, second = tracer.start_span("started first"), tracer.start_span("started second")
+        second.end()
+        first.end()
+    assert names(cap.spans) == ["started second", "started first"]
+
+
+def test_tree_read_inside_the_block_is_rebuilt_on_exit(tracer: Tracer) -> None:
+    with capture() as cap:
+        tracer.start_span("first").end()
+        assert [n.name for n in cap.tree] == ["first"]
+        tracer.start_span("second").end()
+    assert [n.name for n in cap.tree] == ["first", "second"]
+
+
+def test_exception_in_the_block_propagates_and_the_capture_keeps_its_spans(tracer: Tracer) -> None:
+    with pytest.raises(RuntimeError, match="boom"), capture() as cap, tracer.start_as_current_span("failing"):
+        raise RuntimeError("boom")
+    assert cap.closed and names(cap.spans) == ["failing"]
+    assert cap.spans[0].status.status_code is StatusCode.ERROR
+
+
+# --- a recorder failure never reaches the instrumented application ------------------------------------------
+
+
+class RaisingDict(dict[int, Any]):
+    def __setitem__(self, key: int, value: Any) -> None:
+        raise RuntimeError("recorder bug")
+
+
+class RaisingList(list[ReadableSpan]):
+    def append(self, span: ReadableSpan) -> None:
+        raise RuntimeError("recorder bug")
+
+
+class BrokenContextVar:
+    """Stands in for `_ACTIVE`: reading it fails, while capture() itself can still set and reset it."""
+
+    def __init__(self, real: contextvars.ContextVar[Any]) -> None:
+        self.real = real
+
+    def get(self) -> Any:
+        raise RuntimeError("recorder bug")
+
+    def set(self, value: Any) -> contextvars.Token[Any]:
+        return self.real.set(value)
+
+    def reset(self, token: contextvars.Token[Any]) -> None:
+        self.real.reset(token)
+
+
+@pytest.fixture
+def recorder_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    with caplog.at_level(logging.DEBUG, logger="tracegrade"):
+        yield caplog
+
+
+def test_failure_recording_a_span_start_does_not_reach_the_application(
+    memory: tuple[TracerProvider, InMemorySpanExporter], fresh_owner: dict[int, Any],
+    recorder_log: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    provider, exporter = memory
+    ran = []
+    with capture(provider=provider) as cap:
+        cap._open = RaisingDict()
+        with provider.get_tracer("app").start_as_current_span("app work") as span:
+            ran.append(span.is_recording())
+    assert "SpanRecorder.on_start failed" in recorder_log.text  # the injected failure did happen
+    assert ran == [True] and names(exporter.get_finished_spans()) == ["app work"]
+
+
+def test_failure_recording_a_span_end_does_not_reach_the_application(
+    memory: tuple[TracerProvider, InMemorySpanExporter], fresh_owner: dict[int, Any],
+    recorder_log: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    provider, exporter = memory
+    with capture(provider=provider) as cap:
+        cap._spans = RaisingList()
+        with provider.get_tracer("app").start_as_current_span("app work"):
+            pass
+    assert "SpanRecorder.on_end failed" in recorder_log.text
+    assert names(exporter.get_finished_spans()) == ["app work"]
+
+
+def test_failure_reading_the_active_capture_does_not_reach_the_application(
+    memory: tuple[TracerProvider, InMemorySpanExporter], monkeypatch: pytest.MonkeyPatch,
+    recorder_log: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    provider, exporter = memory
+    with capture(provider=provider) as cap:
+        monkeypatch.setattr(capture_module, "_ACTIVE", BrokenContextVar(capture_module._ACTIVE))
+        with provider.get_tracer("app").start_as_current_span("app work"):
+            pass
+    assert "SpanRecorder.on_start failed" in recorder_log.text
+    assert names(exporter.get_finished_spans()) == ["app work"] and cap.closed
+
+
+def test_failed_span_start_leaves_no_recorder_state_behind(
+    memory: tuple[TracerProvider, InMemorySpanExporter],
+    fresh_owner: dict[int, Any],
+) -> None:
+    # on_start registers the owner before the failing step; nothing releases that entry, which then pins
+    # the closed Capture (and every span it recorded) for the life of the process.
+    provider, _ = memory
+    with capture(provider=provider) as cap:
+        cap._open = RaisingDict()
+        provider.get_tracer("app").start_span("app work").end()
+    assert fresh_owner == {}
