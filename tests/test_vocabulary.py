@@ -323,3 +323,28 @@ def test_vocabulary_from_a_yaml_spec(tmp_path: Any) -> None:
     )
     cap = run_captured([("search", {"q": "x", "k": 1})])
     assert [r.outcome for r in grade(cap, load_spec(spec))] == ["passed"] * 5
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        ToolCorrectness,
+        MaxToolCalls,
+        MaxModelRequests,
+        NoErrorSpans,
+        MaxDuration,
+        MaxTokens,
+        NoToolLoops,
+        ArgumentCorrectness,
+        TrajectoryMatch,
+    ],  # fmt: skip
+    ids=lambda c: c.__name__,
+)
+def test_every_scoped_evaluator_validates_its_subtree_query(make: Any) -> None:
+    required: dict[str, Any] = {
+        ToolCorrectness: {"expected_tools": []}, MaxToolCalls: {"max_calls": 1}, MaxModelRequests: {"max_requests": 1},
+        MaxDuration: {"max_duration": 1}, MaxTokens: {"max_total": 1}, ArgumentCorrectness: {"tool_name": "t",
+        "expected_arguments": {}}, TrajectoryMatch: {"expected_trajectory": []},
+    }.get(make, {})  # fmt: skip
+    with pytest.raises(ValueError, match=r"subtree: unknown SpanQuery key 'name_equal'"):
+        make(**required, subtree={"name_equal": "x"})

@@ -71,7 +71,7 @@ class _Scoped(BaseEvaluator):
     agent: str | None
     subtree: SpanQuery | None
 
-    def _check_scope(self) -> None:
+    def __post_init__(self) -> None:
         if self.subtree is not None:
             validate_query(self.subtree, "subtree")
 
@@ -89,9 +89,6 @@ class ToolCorrectness(_Scoped):
     evaluation_name: str | None = field(default=None)
     agent: str | None = None
     subtree: SpanQuery | None = None
-
-    def __post_init__(self) -> None:
-        self._check_scope()
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         traj = self._trajectory(ctx)
@@ -141,7 +138,7 @@ class TrajectoryMatch(_Scoped):
             raise ValueError(f"expected_trajectory must be a list, got {type(self.expected_trajectory).__name__}")
         _check_threshold(self.threshold)
         check_args_options(self.args_mode, None, "TrajectoryMatch.args_mode")
-        self._check_scope()
+        super().__post_init__()
         self._steps = [Step.parse(s, f"expected_trajectory[{i}]") for i, s in enumerate(self.expected_trajectory)]
         self._plain = all(s.args is None and not s.optional for s in self._steps)
 
@@ -275,7 +272,7 @@ class ArgumentCorrectness(_Scoped):
             raise ValueError(f"occurrence must be 'first', 'last', 'any' or a 0-based index >= 0, got {occ!r}")
         if not isinstance(self.expected_arguments, dict):
             raise ValueError(f"expected_arguments must be a dict, got {type(self.expected_arguments).__name__}")
-        self._check_scope()
+        super().__post_init__()
 
     def _diff(self, args: dict[str, Any]) -> list[str]:
         return diff_arguments(args, self.expected_arguments, self.match_mode, recursive=self.recursive,
@@ -333,9 +330,6 @@ class MaxToolCalls(_Scoped):
     agent: str | None = None
     subtree: SpanQuery | None = None
 
-    def __post_init__(self) -> None:
-        self._check_scope()
-
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         traj = self._trajectory(ctx)
         if isinstance(traj, EvalResult):
@@ -352,9 +346,6 @@ class MaxModelRequests(_Scoped):
     evaluation_name: str | None = field(default=None)
     agent: str | None = None
     subtree: SpanQuery | None = None
-
-    def __post_init__(self) -> None:
-        self._check_scope()
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         metric = ctx.metrics.get("requests")

@@ -49,7 +49,7 @@ class MaxDuration(_Scoped):
             raise ValueError(f"percentile must be in (0, 100], got {self.percentile!r}")
         if self.percentile is not None and self.tool is None:
             raise ValueError("percentile applies to tool calls: set tool= (a name, or '*' for every tool)")
-        self._check_scope()
+        super().__post_init__()
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         traj = self._trajectory(ctx)
@@ -93,9 +93,6 @@ class NoErrorSpans(_Scoped):
     agent: str | None = None
     subtree: SpanQuery | None = None
 
-    def __post_init__(self) -> None:
-        self._check_scope()
-
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         tree = ctx.span_tree
         if tree is None or len(tree) == 0:
@@ -135,7 +132,7 @@ class MaxTokens(_Scoped):
     def __post_init__(self) -> None:
         if self.max_input is None and self.max_output is None and self.max_total is None:
             raise ValueError("MaxTokens needs at least one of max_input, max_output, max_total")
-        self._check_scope()
+        super().__post_init__()
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         traj = self._trajectory(ctx)
@@ -172,7 +169,7 @@ class NoToolLoops(_Scoped):
             raise ValueError(f"max_repeats must be >= 1, got {self.max_repeats}")
         if self.window is not None and self.window <= self.max_repeats:
             raise ValueError(f"window must be larger than max_repeats ({self.max_repeats}), got {self.window}")
-        self._check_scope()
+        super().__post_init__()
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         traj = self._trajectory(ctx)
