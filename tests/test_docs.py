@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,43 @@ def _blocks() -> list[tuple[str, str]]:
     return out
 
 
+def _record_refund_run(directory: Path) -> None:
+    """The recording README's replay example loads: a real Pydantic AI run calling lookup_order, refund."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+
+    from tracegrade import capture
+    from tracegrade.pytest_plugin.record import TraceRecorder
+
+    agent = Agent(TestModel(call_tools=["lookup_order", "refund"]), name="support")
+    agent.instrument = True
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> str:
+        return "shipped"
+
+    @agent.tool_plain
+    def refund(order_id: str) -> str:
+        return "refunded"
+
+    recorder = TraceRecorder(directory)
+    for _ in range(2):
+        with capture() as cap:
+            agent.run_sync("refund order 7")
+        recorder.save("tests/test_support.py::test_refund", cap.spans)
+
+
 @pytest.mark.parametrize(("where", "code"), _blocks(), ids=[w for w, _ in _blocks()])
 def test_doc_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run in a scratch directory holding a copy of fixtures/; test functions a block defines are
+    called too, with the plugin's `recorded_trace` fixture bound to a real recorded run."""
+    from tracegrade import recorded_trace
+
+    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, where, "exec"), {"__name__": "__doc_example__"})
+    namespace: dict[str, Any] = {"__name__": "__doc_example__"}
+    exec(compile(code, where, "exec"), namespace)
+    for name, fn in list(namespace.items()):
+        if name.startswith("test_") and callable(fn):
+            _record_refund_run(tmp_path / "fixtures" / "traces")
+            fn(recorded_trace=recorded_trace)

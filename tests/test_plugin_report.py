@@ -62,13 +62,16 @@ def test_terminal_summary_shows_score_runs_and_each_failed_turn_with_its_traject
     assert_in_order(
         result.stdout.str(),
         "= agent_eval =",
-        "PASSED test_evals.py::test_books - score 1.00 (2/2 runs passed, threshold 1.00)",
-        "FAILED test_evals.py::test_wrong_time - score 0.00 (0/2 runs passed, threshold 0.50)",
+        "PASSED test_evals.py::test_books - score 1.00 (2/2 runs passed, threshold 1.00); "
+        "checks: 4 passed, 0 failed, 0 not evaluated, 0 errors",
+        "FAILED test_evals.py::test_wrong_time - score 0.00 (0/2 runs passed, threshold 0.50); "
+        "checks: 0 passed, 2 failed, 0 not evaluated, 0 errors",
         '  run 1, turn 1: \'book {"time": "9pm"}\'',
         "    ToolCallArgsEvaluator [failed]: arguments of 'book' do not match (subset): "
         "key 'time': expected '10am', got '9pm'",
         "    trajectory (spans): book(time='9pm')",
         "  run 2, turn 1:",
+        "2 eval(s): 1 passed, 1 failed; checks: 4 passed, 2 failed, 0 not evaluated, 0 errors",
     )
 
 
@@ -81,10 +84,10 @@ def test_markdown_report_has_every_run_and_turn(project: pytest.Pytester) -> Non
     assert_in_order(
         text,
         "# agent_eval report",
-        "2 eval(s): 1 passed, 1 failed.",
-        "| Test | Result | Score | Runs passed | Threshold |",
-        "| `test_evals.py::test_books` | PASSED | 1.00 | 2/2 | 1.00 |",
-        "| `test_evals.py::test_wrong_time` | FAILED | 0.00 | 0/2 | 0.50 |",
+        "2 eval(s): 1 passed, 1 failed; checks: 4 passed, 2 failed, 0 not evaluated, 0 errors.",
+        "| Test | Result | Score | Runs passed | Threshold | Checks passed | Failed | Not evaluated | Errors |",
+        "| `test_evals.py::test_books` | PASSED | 1.00 | 2/2 | 1.00 | 4 | 0 | 0 | 0 |",
+        "| `test_evals.py::test_wrong_time` | FAILED | 0.00 | 0/2 | 0.50 | 0 | 2 | 0 | 0 |",
         "## `test_evals.py::test_books`",
         "### Run 1: passed",
         "#### Turn 1: passed",
@@ -101,7 +104,10 @@ def test_report_path_from_pyproject_counts_skipped_tests(project: pytest.Pyteste
     project.makepyprojecttoml('[tool.agent_eval]\nreport_path = "eval.md"\n')
     project.makepyfile(test_evals=EVALS)
     project.runpytest("-p", "no:asyncio").assert_outcomes(skipped=2)
-    assert "0 eval(s): 0 passed, 0 failed, 2 skipped (not live)." in (project.path / "eval.md").read_text()
+    assert (
+        "0 eval(s): 0 passed, 0 failed, 2 skipped (not live); checks: 0 passed"
+        in (project.path / "eval.md").read_text()
+    )
 
 
 def test_xdist_workers_results_land_in_one_report_and_one_summary(pytester: pytest.Pytester) -> None:
@@ -135,7 +141,8 @@ def test_xdist_workers_results_land_in_one_report_and_one_summary(pytester: pyte
         assert f"PASSED test_{name}.py::test_{name} - score 1.00 (2/2 runs passed" in out
     assert "FAILED test_d.py::test_d - score 0.00 (0/2 runs passed" in out
     text = (pytester.path / "eval.md").read_text()
-    assert "4 eval(s): 3 passed, 1 failed." in text
+    assert "4 eval(s): 3 passed, 1 failed; checks: 14 passed, 2 failed, 0 not evaluated, 0 errors." in text
+    assert "4 eval(s): 3 passed, 1 failed; checks: 14 passed, 2 failed, 0 not evaluated, 0 errors" in out
     assert [line.split("`")[1] for line in text.splitlines() if line.startswith("| `")] == [
         f"test_{n}.py::test_{n}" for n in "abcd"
     ]
@@ -154,8 +161,75 @@ def test_xdist_counts_not_live_skips_from_every_worker(pytester: pytest.Pytester
 def test_markdown_escapes_table_cells(tmp_path: Path) -> None:
     record = {
         "nodeid": "t.py::x", "tags": [], "passed": False, "score": 0.0, "threshold": 1.0, "runs_passed": 0,
-        "runs_total": 1,
+        "runs_total": 1, "checks": {"passed": 0, "failed": 0, "not_evaluated": 0, "error": 1}, "not_evaluated": "fail",
         "runs": [{"index": 0, "passed": False, "attempts": 2, "error": "boom | bang", "turns": []}],
     }  # fmt: skip
     text = markdown_report([record])
     assert "### Run 1: failed, 2 attempts" in text and "Error: boom \\| bang" in text
+
+
+FOUR_OUTCOMES = src(
+    """
+    import pytest
+    from agents import make_agent
+    from tracegrade import Turn, Expect, ToolCallArgsConfig
+
+    plain = make_agent(reply="Booked")
+    hidden = make_agent(include_content=False, reply="Booked")
+
+    def call(agent):
+        async def run(history):
+            return (await agent.run(history[-1]["content"])).output
+        return run
+
+    class Broken:
+        def evaluate(self, ctx):
+            raise RuntimeError("evaluator bug")
+
+    @pytest.mark.agent_eval
+    async def test_mixed(agent_eval):
+        expect = Expect(reply_contains_any=["booked"], tool_calls_include=["fetch"],
+                        tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})], evaluators=[Broken()])
+        (await agent_eval.run(agent=call(hidden), turns=[Turn('book {"time": "10am"}', expect)])).assert_threshold()
+
+    @pytest.mark.agent_eval
+    async def test_nothing_to_evaluate(agent_eval):
+        expect = Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})])
+        (await agent_eval.run(agent=call(hidden), turns=[Turn('book {"time": "10am"}', expect)])).assert_threshold()
+
+    @pytest.mark.agent_eval
+    async def test_args_recorded(agent_eval):
+        expect = Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})])
+        (await agent_eval.run(agent=call(plain), turns=[Turn('book {"time": "10am"}', expect)])).assert_threshold()
+    """
+)
+
+
+@pytest.mark.parametrize("policy", ["fail", "skip"])
+def test_four_outcomes_are_counted_apart_and_not_evaluated_follows_the_setting(
+    project: pytest.Pytester, policy: str
+) -> None:
+    project.makepyprojecttoml(f'[tool.agent_eval]\nnot_evaluated = "{policy}"\nreport_path = "eval.md"\n')
+    project.makepyfile(test_evals=FOUR_OUTCOMES)
+    result = project.runpytest("--agent-eval-live", "-p", "no:asyncio", "-p", "no:anyio", "-rs")
+    skipped = " (skipped)" if policy == "skip" else ""
+    if policy == "fail":
+        result.assert_outcomes(passed=1, failed=2)
+    else:  # the test with nothing evaluable is skipped, not passed; the mixed one still fails (error, failure)
+        result.assert_outcomes(passed=1, failed=1, skipped=1)
+        result.stdout.fnmatch_lines(["*no check could be evaluated (not_evaluated = 'skip'): run 1, turn 1: *"])
+    out = result.stdout.str()
+    assert_in_order(
+        out,
+        "FAILED test_evals.py::test_mixed - score 0.00 (0/1 runs passed, threshold 0.80); "
+        f"checks: 1 passed, 1 failed, 1 not evaluated{skipped}, 1 errors",
+        "Broken [error]: Broken raised RuntimeError: evaluator bug",
+        "ToolCallEvaluator [failed]: missing required tool(s) ['fetch']",
+        "ToolCallArgsEvaluator [not_evaluated]: tool 'book' was called but no dict arguments were captured",
+        "3 eval(s): ",
+        "checks: 2 passed, 1 failed, 2 not evaluated, 1 errors",
+    )
+    text = (project.path / "eval.md").read_text()
+    assert "| `test_evals.py::test_mixed` |" in text
+    assert f" | 1 | 1 | 1{skipped} | 1 |" in text
+    assert f"| `test_evals.py::test_nothing_to_evaluate` | {'FAILED' if policy == 'fail' else 'PASSED'} |" in text

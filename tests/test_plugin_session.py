@@ -174,15 +174,33 @@ def test_agentic_evaluators_work_in_expect_with_their_threshold() -> None:
     assert not failed.passed and failed.runs[0].turn_results[0].eval_results[0].score == pytest.approx(2 / 3)
 
 
-def test_not_evaluated_fails_by_default_and_can_be_allowed() -> None:
+def test_not_evaluated_fails_by_default_and_skip_leaves_it_out() -> None:
     async def agent(history: list[dict[str, Any]]) -> str:
         return "no spans here"
 
-    turns = [Turn("hi", Expect(max_tool_calls=3))]
-    result = run(agent, turns)
-    assert not result.passed
+    only_spans = [Turn("hi", Expect(max_tool_calls=3))]
+    result = run(agent, only_spans)
+    assert not result.passed and result.not_evaluated == "fail"
     assert result.runs[0].turn_results[0].eval_results[0].outcome == "not_evaluated"
-    assert run(agent, turns, config={"allow_not_evaluated": True}).passed
+    assert result.outcome_counts == {"passed": 0, "failed": 0, "not_evaluated": 1, "error": 0}
+    with pytest.raises(AssertionError, match=r"MaxToolCalls \[not_evaluated\]"):
+        result.assert_threshold()
+
+    skipped = run(agent, only_spans, config={"not_evaluated": "skip"})
+    assert skipped.passed and not skipped.evaluated and skipped.runs[0].turn_results[0].failures == []
+    with pytest.raises(pytest.skip.Exception, match=r"no check could be evaluated.*MaxToolCalls \[not_evaluated\]"):
+        skipped.assert_threshold()  # passing on no evidence at all is a skip, not a pass
+
+    mixed = [Turn("hi", Expect(max_tool_calls=3, reply_contains_any=["spans"]))]
+    assert not run(agent, mixed).passed
+    judged = run(agent, mixed, config={"not_evaluated": "skip"})
+    assert judged.passed and judged.evaluated
+    assert judged.outcome_counts == {"passed": 1, "failed": 0, "not_evaluated": 1, "error": 0}
+    judged.assert_threshold()  # the evaluated check decides
+    wrong = [Turn("hi", Expect(max_tool_calls=3, reply_contains_any=["nope"]))]
+    assert not run(agent, wrong, config={"not_evaluated": "skip"}).passed
+    with pytest.raises(ValueError, match="not_evaluated must be 'fail' or 'skip', got 'pass'"):
+        EvalSession(config={"not_evaluated": "pass"})
 
 
 def test_run_arguments_are_validated() -> None:

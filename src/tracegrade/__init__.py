@@ -19,7 +19,9 @@ from .evaluators import (
     TrajectoryMatch,
 )
 from .grading import agrade, grade
+from .ingest import TraceFormatError, load_traces, write_otlp_json
 from .models import EvalResult, TurnContext
+from .pytest_plugin.record import recorded_trace
 from .pytest_plugin.session import TranscriptResult
 from .pytest_plugin.transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
 from .spans import Span
@@ -54,6 +56,7 @@ __all__ = [
     "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",
     "ToolCorrectness",
+    "TraceFormatError",
     "Trajectory",
     "TrajectoryJudge",
     "TrajectoryMatch",
@@ -65,4 +68,7 @@ __all__ = [
     "capture",
     "grade",
     "instrument_content",
+    "load_traces",
+    "recorded_trace",
+    "write_otlp_json",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -65,19 +65,35 @@ def _demo(console: Console) -> int:
     return 0
 
 
-def _load(paths: Sequence[str], dialect: str | None) -> list[tuple[str, SpanTree, Trajectory]]:
-    from .ingest import load_traces
+def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, SpanTree, Trajectory]]:
+    """(label, tree, trajectory) of every trace, file by file, streaming (one trace in memory at a time)."""
+    from .ingest import iter_traces, trace_files
 
-    out = []
-    for tree in load_traces(list(paths)):
-        root = tree.roots[0] if tree.roots else None
-        label = f"{root.trace_id:032x} {root.name!r}" if root is not None else "(empty)"
-        out.append((label, tree, Trajectory.from_tree(tree, dialect=dialect)))
-    return out
+    for path in trace_files(list(paths)):
+        for tree in iter_traces(path):
+            root = tree.roots[0] if tree.roots else None
+            label = f"{path}: {root.trace_id:032x} {root.name!r}" if root is not None else f"{path}: (empty)"
+            yield label, tree, Trajectory.from_tree(tree, dialect=dialect)
 
 
 def _counts_as_pass(r: EvalResult, not_evaluated: str) -> bool:
     return r.passed or (r.outcome == "not_evaluated" and not_evaluated == "skip")
+
+
+_Graded = tuple[str, list[str], list[EvalResult]]
+"""(trace label, its tool calls described, the results)."""
+
+
+def _summary(graded: Sequence[_Graded], failed: int, not_evaluated: str) -> str:
+    counts = dict.fromkeys(_STYLE, 0)
+    for _label, _calls, results in graded:
+        for r in results:
+            counts[r.outcome] += 1
+    skipped = " (skipped)" if not_evaluated == "skip" and counts["not_evaluated"] else ""
+    return (
+        f"{len(graded)} trace(s): {len(graded) - failed} passed, {failed} failed; checks: {counts['passed']} passed, "
+        f"{counts['failed']} failed, {counts['not_evaluated']} not evaluated{skipped}, {counts['error']} errors"
+    )
 
 
 def _grade(args: argparse.Namespace, console: Console) -> int:
@@ -85,25 +101,35 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
     from .spec import load_spec
 
     evaluators = load_spec(args.spec)
-    graded = [(label, traj, grade(traj, evaluators)) for label, _tree, traj in _load(args.paths, args.dialect)]
+    graded: list[_Graded] = []
+    failed: set[str] = set()
+    for label, _tree, traj in _traces(args.paths, args.dialect):
+        results = grade(traj, evaluators)
+        ok = all(_counts_as_pass(r, args.not_evaluated) for r in results)
+        if not ok:
+            failed.add(label)
+        if args.format == "table":
+            if ok and not args.verbose:
+                console.print(f"[green]PASS[/green] {label} ({len(results)} checks)", highlight=False, soft_wrap=True)
+            else:
+                console.rule(f"{'PASS' if ok else 'FAIL'} {label}")
+                for line in trajectory_lines(traj):
+                    console.print(line, highlight=False)
+                console.print(results_table(results))
+        graded.append((label, [c.describe() for c in traj.tool_calls], results))  # not the tree: memory stays flat
     if not graded:
         raise _BadInput(f"no traces found in {', '.join(args.paths)}")
-    failed = [label for label, _, results in graded if not all(_counts_as_pass(r, args.not_evaluated) for r in results)]
+    summary = _summary(graded, len(failed), args.not_evaluated)
     if args.format == "json":
-        doc = [{"trace": label, "passed": label not in failed, "tool_calls": [c.describe() for c in traj.tool_calls],
-                "results": [_result_dict(r) for r in results]} for label, traj, results in graded]  # fmt: skip
+        doc = [{"trace": label, "passed": label not in failed, "tool_calls": calls,
+                "results": [_result_dict(r) for r in results]} for label, calls, results in graded]  # fmt: skip
         print(json.dumps(doc, indent=2))
     elif args.format == "junit":
         print(_junit(graded, args.not_evaluated))
     elif args.format == "markdown":
-        print(_markdown(graded, failed))
+        print(_markdown(graded, failed, summary))
     else:
-        for label, traj, results in graded:
-            console.rule(f"trace {label}")
-            for line in trajectory_lines(traj):
-                console.print(line, highlight=False)
-            console.print(results_table(results))
-        console.print(f"[bold]{len(graded)} trace(s): {len(graded) - len(failed)} passed, {len(failed)} failed[/bold]")
+        console.print(f"[bold]{summary}[/bold]", soft_wrap=True)
     return 1 if failed else 0
 
 
@@ -111,11 +137,11 @@ def _result_dict(r: EvalResult) -> dict[str, object]:
     return {"evaluator": r.name, "outcome": r.outcome, "passed": r.passed, "score": r.score, "reason": r.reasoning}
 
 
-def _junit(graded: Sequence[tuple[str, Trajectory, Sequence[EvalResult]]], not_evaluated: str) -> str:
+def _junit(graded: Sequence[_Graded], not_evaluated: str) -> str:
     from xml.sax.saxutils import escape, quoteattr
 
     cases, failures, skipped = [], 0, 0
-    for label, _traj, results in graded:
+    for label, _calls, results in graded:
         for r in results:
             body = ""
             if r.outcome == "not_evaluated" and not_evaluated == "skip":
@@ -132,11 +158,11 @@ def _junit(graded: Sequence[tuple[str, Trajectory, Sequence[EvalResult]]], not_e
     return "\n".join(['<?xml version="1.0" encoding="utf-8"?>', head, *cases, "</testsuite>"])
 
 
-def _markdown(graded: Sequence[tuple[str, Trajectory, Sequence[EvalResult]]], failed: Sequence[str]) -> str:
-    lines = [f"# tracegrade: {len(graded) - len(failed)} of {len(graded)} trace(s) passed", ""]
-    for label, traj, results in graded:
+def _markdown(graded: Sequence[_Graded], failed: set[str], summary: str) -> str:
+    lines = [f"# tracegrade: {len(graded) - len(failed)} of {len(graded)} trace(s) passed", "", summary + ".", ""]
+    for label, calls, results in graded:
         lines += [f"## {'PASS' if label not in failed else 'FAIL'} {label}", "",
-                  "tool calls: " + (", ".join(f"`{c.describe()}`" for c in traj.tool_calls) or "(none)"), "",
+                  "tool calls: " + (", ".join(f"`{c}`" for c in calls) or "(none)"), "",
                   "| evaluator | outcome | score | reason |", "|---|---|---|---|"]  # fmt: skip
         for r in results:
             score = "" if r.score is None else f"{r.score:.3f}"
@@ -154,15 +180,16 @@ def _show(args: argparse.Namespace, console: Console) -> int:
         raw = node.attributes.get("gen_ai.tool.call.arguments", node.attributes.get("tool_arguments"))
         return f"  tool={name} args={raw if raw is not None else '<not recorded>'}"
 
-    loaded = _load(args.paths, args.dialect)
-    if not loaded:
-        raise _BadInput(f"no traces found in {', '.join(args.paths)}")
-    for label, tree, traj in loaded:
-        console.rule(f"trace {label}")
+    shown = 0
+    for label, tree, traj in _traces(args.paths, args.dialect):
+        shown += 1
+        console.rule(label)
         console.print(tree.render(attributes=tool_args), highlight=False, markup=False)
         console.print("trajectory:")
         for line in trajectory_lines(traj):
             console.print(line, highlight=False)
+    if not shown:
+        raise _BadInput(f"no traces found in {', '.join(args.paths)}")
     return 0
 
 
@@ -183,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--not-evaluated", choices=["fail", "skip"], default="fail",
                    help="how a check that could not run (missing data) counts (default: fail)")  # fmt: skip
     g.add_argument("--dialect", default=None, help="force one span convention instead of auto-detecting")
+    g.add_argument("-v", "--verbose", action="store_true", help="table format: detail passing traces too")
     s = sub.add_parser("show", help="render each trace as a tree, with its extracted trajectory")
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--dialect", default=None)

@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,8 +50,13 @@ class AgentEvalSettings(BaseModel):
     """Write a markdown report here at the end of the session."""
     live: bool = False
     """Run `agent_eval` tests without `--agent-eval-live` / `EVAL_LIVE=1`."""
-    allow_not_evaluated: bool = False
-    """Count an evaluator that could not run on the data (`not_evaluated`) as passing."""
+    not_evaluated: Literal["fail", "skip"] = "fail"
+    """How a check that could not run on the data (outcome `not_evaluated`) counts: `fail` fails its
+    turn; `skip` leaves it out of the verdict (a test where no check was evaluated is skipped)."""
+    record: bool = False
+    """Save every eval run's spans under `record_dir` (also `--tracegrade-record`); implies `live`."""
+    record_dir: str = "fixtures/traces"
+    """Where recorded runs go (relative to the project root), and where `recorded_trace` looks."""
 
 
 _KEYS = tuple(AgentEvalSettings.model_fields)
@@ -59,6 +64,7 @@ _KEYS = tuple(AgentEvalSettings.model_fields)
 _IGNORED_KEYS = frozenset({"groups"})
 ENV_VARS: dict[str, str] = {key: f"AGENT_EVAL_{key.upper()}" for key in _KEYS}
 _ENV_ALIASES = {"EVAL_LIVE": "live"}
+_BOOL_KEYS = frozenset({"live", "record"})
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 
@@ -106,7 +112,7 @@ def _env_layer(environ: Mapping[str, str]) -> list[_Layer]:
         if raw is None:
             continue
         value: Any = raw
-        if key == "live" or key == "allow_not_evaluated":
+        if key in _BOOL_KEYS:
             low = raw.strip().lower()
             if low not in _TRUE | _FALSE:
                 raise ConfigError(f"{var}={raw!r} (environment): expected 1/0, true/false, yes/no or on/off")

@@ -15,21 +15,29 @@ from typing import Any
 import pytest
 
 from ..capture import capture
+from ..tree import SpanTree
 from .config import AgentEvalSettings, ConfigError, MarkerOptions, find_pyproject, marker_options, resolve_settings
+from .record import TraceRecorder
+from .record import recorded_trace as load_recorded
 from .report import markdown_report, terminal_lines, transcript_record
 from .session import EvalSession, TranscriptResult
 from .yaml_collect import AgentEvalFile, is_transcript_file
 
-__all__ = ["SKIP_REASON", "agent_eval", "llm_eval_agent", "span_capture"]
+__all__ = ["SKIP_REASON", "agent_eval", "llm_eval_agent", "recorded_trace", "span_capture"]
 
 SKIP_REASON = "agent_eval test not run: pass --agent-eval-live or set EVAL_LIVE=1"
 _WORKER_KEY = "tracegrade_agent_eval_records"
+_RECORDED_KEY = "tracegrade_agent_eval_recorded"
 
 
 @dataclass
 class _State:
     settings: AgentEvalSettings
     yaml_dirs: list[Path]
+    record_dir: Path
+    recorder: TraceRecorder | None = None
+    recorded: int = 0
+    """Runs the xdist workers recorded (the controller's own are in `recorder.written`)."""
     records: list[dict[str, Any]] = field(default_factory=list)
     skipped: int = 0
     report_written: Path | None = None
@@ -54,6 +62,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a markdown report of every agent_eval test to PATH (overrides [tool.agent_eval] report_path)",
     )
     group.addoption(
+        "--tracegrade-record",
+        action="store_true",
+        default=None,
+        help="save each agent_eval run's spans as OTLP/JSON under fixtures/traces/ "
+        "(record_dir in [tool.agent_eval]); implies --agent-eval-live",
+    )
+    group.addoption(
         "--agent-eval-model",
         metavar="MODEL",
         default=None,
@@ -72,13 +87,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "live": config.getoption("agent_eval_live"),
         "report_path": config.getoption("agent_eval_report"),
         "model": config.getoption("agent_eval_model"),
+        "record": config.getoption("tracegrade_record"),
     }
     try:
         settings, _ = resolve_settings(pyproject, os.environ, cli)
     except ConfigError as e:
         raise pytest.UsageError(str(e)) from None
     root = pyproject.parent if pyproject is not None else config.rootpath
-    config.stash[_STATE] = _State(settings, [(root / d).resolve() for d in settings.yaml_dirs])
+    record_dir = (root / settings.record_dir).resolve()
+    recorder = TraceRecorder(record_dir) if settings.record else None
+    config.stash[_STATE] = _State(settings, [(root / d).resolve() for d in settings.yaml_dirs], record_dir, recorder)
     config.pluginmanager.register(_Reporter(config), "tracegrade-agent-eval-reporter")
 
 
@@ -107,7 +125,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"{item.nodeid}: {e}") from None
         item.stash[_OPTIONS] = options
         item.extra_keyword_matches.update(options.tags)
-        if not state.settings.live:
+        if not (state.settings.live or state.settings.record):
             item.add_marker(skip)
 
 
@@ -144,6 +162,7 @@ class _Reporter:
         data = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
         if data:
             self.state.records.extend(json.loads(data))
+        self.state.recorded += int(getattr(node, "workeroutput", {}).get(_RECORDED_KEY, 0))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -151,6 +170,7 @@ class _Reporter:
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: the controller reports
             workeroutput[_WORKER_KEY] = json.dumps(state.records)
+            workeroutput[_RECORDED_KEY] = len(state.recorder.written) if state.recorder else 0
             return
         if state.settings.report_path and (state.records or state.skipped):
             path = Path(state.settings.report_path)
@@ -173,6 +193,9 @@ class _Reporter:
             )
         if state.report_written is not None:
             terminalreporter.write_line(f"agent_eval: report written to {state.report_written}")
+        recorded = state.recorded + (len(state.recorder.written) if state.recorder else 0)
+        if recorded:
+            terminalreporter.write_line(f"agent_eval: {recorded} run(s) recorded under {state.record_dir}")
 
 
 # --- fixtures -------------------------------------------------------------------------------------
@@ -199,6 +222,10 @@ def agent_eval(request: pytest.FixtureRequest) -> EvalSession:
 
     def record(result: TranscriptResult) -> None:
         state.records.append(transcript_record(node.nodeid, result, tags))
+        if state.recorder is not None:
+            for run in result.runs:
+                if run.capture is not None:
+                    state.recorder.save(node.nodeid, run.capture.spans)
 
     return EvalSession(options.threshold, options.runs, config=state.settings, on_result=record)
 
@@ -215,6 +242,18 @@ def llm_eval_agent() -> Any:
         "        return agent",
         pytrace=False,
     )
+
+
+@pytest.fixture
+def recorded_trace(request: pytest.FixtureRequest) -> Callable[..., SpanTree]:
+    """`recorded_trace(name, run=1)`: a run saved by `pytest --tracegrade-record`, as a `SpanTree`
+    (looked up under `record_dir`, default `fixtures/traces/` in the project root)."""
+    directory = _state(request.config).record_dir
+
+    def load(name: str, *, run: int = 1) -> SpanTree:
+        return load_recorded(name, run=run, directory=directory)
+
+    return load
 
 
 @pytest.fixture

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..models import OUTCOMES
 from .session import TranscriptResult, describe_call
 
-__all__ = ["markdown_report", "terminal_lines", "transcript_record"]
+__all__ = ["markdown_report", "summary_line", "terminal_lines", "transcript_record"]
 
 _MAX_TEXT = 300
 _MAX_FAILED_TURNS = 10
@@ -29,6 +30,8 @@ def transcript_record(nodeid: str, result: TranscriptResult, tags: Sequence[str]
         "threshold": result.threshold,
         "runs_passed": result.passed_run_count,
         "runs_total": len(result.runs),
+        "checks": dict(result.outcome_counts),
+        "not_evaluated": result.not_evaluated,
         "runs": [
             {
                 "index": run.run_index,
@@ -61,11 +64,38 @@ def _verdict(record: dict[str, Any]) -> str:
     return "PASSED" if record["passed"] else "FAILED"
 
 
+def _checks(counts: dict[str, int], policy: str = "fail") -> str:
+    """`checks: 4 passed, 1 failed, 1 not evaluated (skipped), 0 errors`."""
+    ne = f"{counts.get('not_evaluated', 0)} not evaluated" + (" (skipped)" if policy == "skip" else "")
+    return f"checks: {counts.get('passed', 0)} passed, {counts.get('failed', 0)} failed, {ne}, {counts.get('error', 0)} errors"
+
+
+def _total(records: Sequence[dict[str, Any]]) -> dict[str, int]:
+    total: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
+    for record in records:
+        for outcome, n in record["checks"].items():
+            total[outcome] += n
+    return total
+
+
 def _headline(record: dict[str, Any]) -> str:
     return (
         f"score {record['score']:.2f} ({record['runs_passed']}/{record['runs_total']} runs passed, "
-        f"threshold {record['threshold']:.2f})"
+        f"threshold {record['threshold']:.2f}); {_checks(record['checks'], record['not_evaluated'])}"
     )
+
+
+def _count_cells(record: dict[str, Any]) -> list[str]:
+    cells = [str(record["checks"][o]) for o in OUTCOMES]
+    if record["not_evaluated"] == "skip" and record["checks"]["not_evaluated"]:
+        cells[2] += " (skipped)"
+    return cells
+
+
+def summary_line(records: Sequence[dict[str, Any]]) -> str:
+    """The session's totals: evals passed/failed and checks in each of the four outcomes."""
+    passed = sum(r["passed"] for r in records)
+    return f"{len(records)} eval(s): {passed} passed, {len(records) - passed} failed; {_checks(_total(records))}"
 
 
 def _failed_turns(record: dict[str, Any]) -> Iterable[tuple[dict[str, Any], dict[str, Any]]]:
@@ -94,6 +124,8 @@ def terminal_lines(records: Sequence[dict[str, Any]]) -> list[str]:
             lines.append(f"    trajectory ({turn['source']}): {_clip(_trajectory(turn))}")
         if len(failed) > _MAX_FAILED_TURNS:
             lines.append(f"  ... and {len(failed) - _MAX_FAILED_TURNS} more failed turn(s)")
+    if records:
+        lines.append(summary_line(records))
     return lines
 
 
@@ -105,19 +137,20 @@ def markdown_report(records: Sequence[dict[str, Any]], skipped: int = 0) -> str:
     """The whole session's evals as markdown: a summary table, then every run and turn."""
     records = sorted(records, key=lambda r: r["nodeid"])
     passed = sum(r["passed"] for r in records)
+    total = _total(records)
     out = [
         "# agent_eval report",
         "",
         f"{len(records)} eval(s): {passed} passed, {len(records) - passed} failed"
         + (f", {skipped} skipped (not live)" if skipped else "")
-        + ".",
+        + f"; {_checks(total)}.",
         "",
-        "| Test | Result | Score | Runs passed | Threshold |",
-        "|---|---|---|---|---|",
+        "| Test | Result | Score | Runs passed | Threshold | Checks passed | Failed | Not evaluated | Errors |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     out += [
         f"| `{_cell(r['nodeid'])}` | {_verdict(r)} | {r['score']:.2f} | {r['runs_passed']}/{r['runs_total']} "
-        f"| {r['threshold']:.2f} |"
+        f"| {r['threshold']:.2f} | {' | '.join(_count_cells(r))} |"
         for r in records
     ]
     for record in records:

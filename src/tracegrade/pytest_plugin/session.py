@@ -15,9 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import pytest
+
 from ..capture import Capture, capture
 from ..grading import run_evaluator
-from ..models import EvalResult, TurnContext
+from ..models import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
 from .transcript import AgentReply, Turn
 
@@ -35,6 +37,7 @@ AgentCallable = Callable[[list[dict[str, Any]]], Any]
 """`(history) -> AgentReply | str | (reply, tool_calls)`, async or sync (sync ones run in a thread)."""
 
 ToolCallsSource = Literal["spans", "returned", "none"]
+NotEvaluatedPolicy = Literal["fail", "skip"]
 
 
 @dataclass
@@ -53,9 +56,14 @@ class TurnResult:
     """The agent raised, timed out or returned something unusable."""
     trajectory: Trajectory | None = field(default=None, repr=False, compare=False)
 
+    not_evaluated: NotEvaluatedPolicy = "fail"
+    """How this turn counted its `not_evaluated` checks (the session's `not_evaluated` setting)."""
+
     @property
     def failures(self) -> list[EvalResult]:
-        return [r for r in self.eval_results if not r.passed]
+        """The checks that made the turn fail (with `not_evaluated="skip"`, not the unevaluated ones)."""
+        skip = self.not_evaluated == "skip"
+        return [r for r in self.eval_results if not r.passed and not (skip and r.outcome == "not_evaluated")]
 
 
 @dataclass
@@ -80,22 +88,41 @@ class TranscriptResult:
     score: float
     threshold: float
     runs: list[RunResult]
+    not_evaluated: NotEvaluatedPolicy = "fail"
+    """How `not_evaluated` checks counted (see `AgentEvalSettings.not_evaluated`)."""
 
     @property
     def passed_run_count(self) -> int:
         return sum(r.passed for r in self.runs)
 
     @property
+    def outcome_counts(self) -> dict[Outcome, int]:
+        """How many checks of every run and turn ended in each outcome (all four keys present)."""
+        counts: dict[Outcome, int] = dict.fromkeys(OUTCOMES, 0)
+        for run in self.runs:
+            for turn in run.turn_results:
+                for res in turn.eval_results:
+                    counts[res.outcome] += 1
+        return counts
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether any check could run on the data (False when every check is `not_evaluated`)."""
+        counts = self.outcome_counts
+        return sum(counts.values()) > counts["not_evaluated"]
+
+    @property
     def tool_calls_sources(self) -> list[str]:
         """The distinct sources of the turns' tool calls (`spans`, `returned`, `none`)."""
         return sorted({t.tool_calls_source for r in self.runs for t in r.turn_results})
 
-    def describe_failures(self, limit: int = 5) -> list[str]:
-        """One line per failed check (at most `limit`), with the turn's observed trajectory."""
+    def describe_failures(self, limit: int = 5, *, skip: bool = True) -> list[str]:
+        """One line per failed check (at most `limit`), with the turn's observed trajectory;
+        `skip=False` lists every check that did not pass, skipped `not_evaluated` ones too."""
         lines: list[str] = []
         for run in self.runs:
             for turn in run.turn_results:
-                for res in turn.failures:
+                for res in turn.failures if skip else [r for r in turn.eval_results if not r.passed]:
                     calls = ", ".join(describe_call(c, turn.tool_calls_source) for c in turn.tool_calls)
                     calls = calls or "no tool calls"
                     lines.append(
@@ -107,7 +134,14 @@ class TranscriptResult:
         return lines
 
     def assert_threshold(self) -> None:
-        """Raise `AssertionError` when `score < threshold`, listing the failed checks."""
+        """Raise `AssertionError` when `score < threshold`, listing the failed checks.
+
+        With `not_evaluated = "skip"`, a transcript where no check could be evaluated skips the
+        test (`pytest.skip`) instead of passing it on no evidence.
+        """
+        if self.not_evaluated == "skip" and not self.evaluated:
+            lines = self.describe_failures(skip=False)
+            pytest.skip("agent_eval: no check could be evaluated (not_evaluated = 'skip'): " + "; ".join(lines))
         if self.passed:
             return
         head = (
@@ -175,7 +209,7 @@ class EvalSession:
 
     `config` is the `[tool.agent_eval]` settings (a mapping or `AgentEvalSettings`): `retries` (times a
     run is retried when the agent raises or times out), `timeout` (seconds per turn),
-    `allow_not_evaluated`, and the judges' `model` / `judge_model` (given to evaluators as
+    `not_evaluated` (`"fail"` or `"skip"`), and the judges' `model` / `judge_model` (given to evaluators as
     `ctx.config`). `on_result` is called with each `TranscriptResult` (the plugin's report uses it).
     `provider` records from a private SDK `TracerProvider` (agents instrumented with
     `InstrumentationSettings(tracer_provider=...)`); it can also be set on the fixture's session.
@@ -196,7 +230,10 @@ class EvalSession:
         self.config: dict[str, Any] = settings
         self.retries: int = int(settings.get("retries", 2))
         self.timeout: float = float(settings.get("timeout", 30.0))
-        self.allow_not_evaluated: bool = bool(settings.get("allow_not_evaluated", False))
+        policy = settings.get("not_evaluated", "fail")
+        if policy not in ("fail", "skip"):
+            raise ValueError(f"not_evaluated must be 'fail' or 'skip', got {policy!r}")
+        self.not_evaluated: NotEvaluatedPolicy = policy
         self.provider = provider
         """An SDK `TracerProvider` to record from instead of the global one (see `capture(provider=...)`)."""
         self.results: list[TranscriptResult] = []
@@ -225,7 +262,7 @@ class EvalSession:
                 raise TypeError(f"turns[{i}] must be a Turn, got {type(turn).__name__}")
         results = list(await asyncio.gather(*(self._run_once(agent, turns, i) for i in range(runs))))
         score = sum(r.passed for r in results) / len(results)
-        result = TranscriptResult(score >= threshold - 1e-9, score, float(threshold), results)
+        result = TranscriptResult(score >= threshold - 1e-9, score, float(threshold), results, self.not_evaluated)
         self.results.append(result)
         if self._on_result is not None:
             self._on_result(result)
@@ -280,7 +317,8 @@ class EvalSession:
             ctx = self._context(turn, cap, reply, returned, history)
             history.append({"role": "assistant", "content": reply})
             verdicts = list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in turn.expect.build())))
-            ok = all(v.passed or (self.allow_not_evaluated and v.outcome == "not_evaluated") for v in verdicts)
+            skip = self.not_evaluated == "skip"
+            ok = all(v.passed or (skip and v.outcome == "not_evaluated") for v in verdicts)
             results.append(
                 TurnResult(
                     index,
@@ -291,6 +329,7 @@ class EvalSession:
                     list(ctx.tool_calls),
                     ctx.tool_calls_source,
                     trajectory=ctx.trajectory,
+                    not_evaluated=self.not_evaluated,
                 )
             )
         return results, None

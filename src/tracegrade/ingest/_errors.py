@@ -1,0 +1,83 @@
+"""`TraceFormatError` and the internal exception decoders raise while unwinding to a JSON path."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = ["DEFAULT_MAX_ATTRIBUTE_BYTES", "TraceFormatError"]
+
+DEFAULT_MAX_ATTRIBUTE_BYTES = 10 * 1024 * 1024
+
+
+class TraceFormatError(ValueError):
+    """A trace file that cannot be read: says which file, where in it, and what is wrong.
+
+    `path` is the file, `line` the 1-based line of a JSON lines file (None for a whole document),
+    `location` the JSON path inside the document or line (`resourceSpans[0].scopeSpans[1].spans[3].spanId`)
+    or a position (`column 17`, `message 2`), and `problem` the bare description.
+    """
+
+    def __init__(
+        self, problem: str, path: str | os.PathLike[str] | None = None, line: int | None = None, location: str = ""
+    ) -> None:
+        self.problem = problem
+        self.path = None if path is None else os.fspath(path)
+        self.line = line
+        self.location = location
+        super().__init__(problem)
+
+    def __str__(self) -> str:
+        where = self.path or "<trace>"
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.location:
+            where += f": {self.location}"
+        return f"{where}: {self.problem}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.problem, self.path, self.line, self.location))
+
+
+class Bad(Exception):
+    """Raised by decoders; each enclosing level adds its step of the JSON path while unwinding."""
+
+    def __init__(self, problem: str, *where: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.parts: list[str] = list(reversed(where))  # innermost first
+
+    def at(self, *steps: str) -> Bad:
+        """Prefix the path with `steps` (outermost first); returns self for `raise e.at(...)`."""
+        self.parts.extend(reversed(steps))
+        return self
+
+    def prefixed(self, text: str) -> Bad:
+        """Prefix the problem with `text` (e.g. which attribute); returns self."""
+        self.problem = text + self.problem
+        return self
+
+    @property
+    def location(self) -> str:
+        out = ""
+        for part in reversed(self.parts):
+            out += part if part.startswith("[") or not out else "." + part
+        return out
+
+
+def type_name(value: object) -> str:
+    """The JSON name of a decoded value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:37] + "..."
+        return f"a string ({text!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

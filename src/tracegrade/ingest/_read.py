@@ -1,0 +1,330 @@
+"""Format sniffing and reading one trace file as a stream of batches (one export request each).
+
+Sniffing is by content: gzip magic → decompress and sniff again; first non-blank byte `{`/`[` →
+JSON (a first line that is a whole JSON value → JSON lines, read line by line; otherwise one
+document); other binary → OTLP protobuf. Inside JSON, the keys tell OTLP (`resourceSpans`,
+Tempo's `batches`, `trace`/`result` wrappers) from Jaeger (`data[].spans`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import warnings
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .._gc import paused_gc
+from ..spans import Span
+from . import _jaeger, _otlp, _protobuf
+from ._errors import Bad, TraceFormatError, type_name
+
+__all__ = ["Batch", "Origin", "TraceFileWarning", "read_batches"]
+
+_GZIP = b"\x1f\x8b"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+_BOM = b"\xef\xbb\xbf"
+_SKIP_WARNINGS = 20
+_NOT_TRACES = {
+    "resourceMetrics": "OTLP metrics",
+    "resource_metrics": "OTLP metrics",
+    "resourceLogs": "OTLP logs",
+    "resource_logs": "OTLP logs",
+    "resourceProfiles": "OTLP profiles",
+    "resource_profiles": "OTLP profiles",
+}
+
+
+class TraceFileWarning(UserWarning):
+    """Something in a trace file was skipped (e.g. a metrics line in a JSON lines file)."""
+
+
+class _NotTraces(Exception):
+    """A valid OTLP document of another signal (metrics, logs)."""
+
+
+@dataclass(slots=True, eq=False)
+class Origin:
+    """Where one export request (a JSON line, a whole document or a protobuf message) was read.
+
+    The parsed request itself is not kept (freeing it early keeps memory and GC work down); an
+    error that names a span's JSON path reads the request again with `reload`.
+    """
+
+    path: str
+    line: int | None
+    """1-based line of a JSON lines file; None for a document or a protobuf message."""
+    label: str
+    """Where the request is when `line` does not say it: `message 2` of a protobuf stream, or ``."""
+    reload: Callable[[], Iterator[str]]
+    """The JSON path of each span of the request, in order, from the file read again."""
+
+    def locate(self, index: int) -> str:
+        """The location of the request's `index`-th span (`label: json.path`)."""
+        try:
+            path = next(itertools.islice(self.reload(), index, None), "")
+        except Exception:  # the file changed since: the line or label has to do
+            path = ""
+        return f"{self.label}: {path}" if self.label and path else path or self.label
+
+    def where(self, index: int) -> str:
+        """`file:line: json.path` of the request's `index`-th span, for messages."""
+        text = self.path if self.line is None else f"{self.path}:{self.line}"
+        loc = self.locate(index)
+        return f"{text}: {loc}" if loc else text
+
+    def error(self, problem: str, index: int) -> TraceFormatError:
+        return TraceFormatError(problem, self.path, self.line, self.locate(index))
+
+
+@dataclass(slots=True)
+class Batch:
+    """The spans of one export request, and where it was read."""
+
+    spans: list[Span]
+    origin: Origin
+
+
+def spans_from_document(doc: Any, limit: int) -> list[Span]:
+    """Decode any supported JSON trace document; raises `Bad` (or `_NotTraces`)."""
+    if type(doc) is dict:
+        if "resourceSpans" in doc:
+            return _otlp.spans_from_otlp(doc, limit)
+        if "resource_spans" in doc:
+            return _otlp.spans_from_otlp(_otlp.camelize(doc), limit)
+        if "batches" in doc:  # Grafana Tempo /api/traces (v1)
+            return _otlp.spans_from_otlp(doc, limit, "batches")
+        for wrapper in ("trace", "result"):  # Tempo /api/v2/traces, Jaeger v2 /api/v3/traces
+            inner = doc.get(wrapper)
+            if type(inner) is dict and ("resourceSpans" in inner or "resource_spans" in inner):
+                try:
+                    return spans_from_document(inner, limit)
+                except Bad as e:
+                    raise e.at(wrapper) from None
+        if _jaeger.is_jaeger(doc):
+            return _jaeger.spans_from_jaeger(doc, limit)
+        for key, what in _NOT_TRACES.items():
+            if key in doc:
+                raise _NotTraces(what)
+        if not doc:
+            return []
+        keys = ", ".join(repr(k) for k in list(doc)[:8])
+        raise Bad(
+            f"not a trace document (top-level keys: {keys}); expected OTLP/JSON 'resourceSpans' "
+            "or Jaeger 'data[].spans'"
+        )
+    if type(doc) is list and doc and all(type(s) is dict and "traceId" in s and "id" in s for s in doc[:3]):
+        raise Bad("this looks like Zipkin v2 JSON, which is not supported; export OTLP/JSON or Jaeger JSON instead")
+    raise Bad(f"expected a JSON object (an OTLP/JSON request or a Jaeger document), got {type_name(doc)}")
+
+
+def document_span_paths(doc: Any) -> Iterator[str]:
+    """The JSON path of each span of a valid document, in `spans_from_document` order."""
+    if type(doc) is not dict:
+        return
+    if "resourceSpans" in doc:
+        yield from _otlp.span_paths(doc)
+    elif "resource_spans" in doc:
+        yield from _otlp.span_paths(_otlp.camelize(doc))
+    elif "batches" in doc:
+        yield from _otlp.span_paths(doc, "batches")
+    elif type(doc.get("trace")) is dict or type(doc.get("result")) is dict:
+        wrapper = "trace" if type(doc.get("trace")) is dict else "result"
+        yield from (f"{wrapper}.{p}" for p in document_span_paths(doc[wrapper]))
+    else:
+        yield from _jaeger.span_paths(doc)
+
+
+@contextmanager
+def _opened(path: str, compressed: bool) -> Iterator[IO[bytes]]:
+    """The file's (decompressed) bytes; decompression errors become `TraceFormatError`."""
+    f: IO[bytes] = gzip.open(path, "rb") if compressed else open(path, "rb")  # type: ignore[assignment]  # noqa: SIM115
+    try:
+        with f:
+            yield f
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise TraceFormatError(f"corrupt or truncated gzip data ({e})", path) from None
+
+
+def _sniff(path: str) -> tuple[str, bool]:
+    """(`"json"` | `"protobuf"`, gzip-compressed?)."""
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    compressed = magic[:2] == _GZIP
+    if magic == _ZSTD:
+        raise TraceFormatError("zstd-compressed file: decompress it first (zstd -d FILE)", path)
+    with _opened(path, compressed) as f:
+        head = f.read(4096)
+    text = head.removeprefix(_BOM).lstrip(b" \t\r\n")
+    if not text or text[:1] in b"{[":
+        return "json", compressed
+    try:
+        decoded = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "protobuf", compressed
+    if all(c.isprintable() or c in "\t\r\n" for c in decoded[:200]):
+        raise TraceFormatError(
+            f"unknown trace format (starts with {decoded[:40]!r}); expected OTLP/JSON, OTLP JSON lines, "
+            "OTLP protobuf or Jaeger JSON, optionally gzip-compressed",
+            path,
+        )
+    return "protobuf", compressed
+
+
+def read_batches(path: str | os.PathLike[str], limit: int) -> Iterator[Batch]:
+    """The export requests of one file, in file order (JSON lines are streamed)."""
+    path = os.fspath(path)
+    fmt, compressed = _sniff(path)
+    if fmt == "protobuf":
+        yield from _protobuf_batches(path, compressed, limit)
+    else:
+        yield from _json_batches(path, compressed, limit)
+
+
+def _decode(raw: bytes, path: str, line: int | None, offset: int = 0) -> Any:
+    try:
+        with paused_gc():  # the parsed tree is acyclic: no cyclic-GC passes over it while it grows
+            return json.loads(raw)
+    except json.JSONDecodeError as e:
+        truncated = e.pos >= len(raw.rstrip()) or e.msg.startswith("Unterminated string")
+        msg = "truncated JSON (the data ends inside a value)" if truncated else f"invalid JSON: {e.msg}"
+        raise TraceFormatError(msg, path, e.lineno + offset if line is None else line, f"column {e.colno}") from None
+    except UnicodeDecodeError as e:
+        raise TraceFormatError(f"not UTF-8 text ({e.reason} at byte {e.start})", path, line) from None
+    except RecursionError:
+        raise TraceFormatError("JSON nested too deeply", path, line) from None
+
+
+def _json_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
+    with _opened(path, compressed) as f:
+        n = 0
+        for first in f:
+            n += 1
+            if not first.isspace():
+                break
+        else:
+            return  # empty file: no spans
+        first = first.removeprefix(_BOM)
+        try:
+            with paused_gc():
+                doc = json.loads(first)
+        except (ValueError, RecursionError):  # not a one-line value: one (pretty-printed) document
+            if f.seekable() and not compressed:
+                f.seek(0)
+                data, offset = f.read().removeprefix(_BOM), 0
+            else:
+                data, offset = first + f.read(), n - 1
+            del first
+            yield _document(_decode(data, path, None, offset), path, limit)
+            return
+        del first
+        m, second = n, None
+        for second in f:
+            m += 1
+            if not second.isspace():
+                break
+        else:  # a document on one line
+            yield _document(doc, path, limit)
+            return
+        skipped = 0
+
+        def line_batch(line: int, doc: Any) -> Batch | None:
+            nonlocal skipped
+            try:
+                return _batch(doc, path, line, limit)
+            except _NotTraces as e:
+                skipped += 1
+                if skipped <= _SKIP_WARNINGS:
+                    warnings.warn(f"{path}:{line}: skipped a line of {e} (not traces)", TraceFileWarning, stacklevel=4)
+                return None
+
+        batch = line_batch(n, doc)
+        del doc  # nothing holds a parsed line once its spans are decoded
+        if batch is not None:
+            yield batch
+        if (batch := line_batch(m, _decode(second, path, m))) is not None:
+            yield batch
+        del second
+        for raw in f:
+            m += 1
+            if not raw.isspace() and (batch := line_batch(m, _decode(raw, path, m))) is not None:
+                yield batch
+        if skipped > _SKIP_WARNINGS:
+            warnings.warn(
+                f"{path}: skipped {skipped - _SKIP_WARNINGS} more lines that are not traces",
+                TraceFileWarning,
+                stacklevel=2,
+            )
+
+
+def _document(doc: Any, path: str, limit: int) -> Batch:
+    try:
+        return _batch(doc, path, None, limit)
+    except _NotTraces as e:
+        raise TraceFormatError(f"this file holds {e}, not traces", path) from None
+
+
+def _batch(doc: Any, path: str, line: int | None, limit: int) -> Batch:
+    try:
+        with paused_gc():
+            spans = spans_from_document(doc, limit)
+    except Bad as e:
+        raise TraceFormatError(e.problem, path, line, e.location) from None
+    return Batch(spans, Origin(path, line, "", lambda: document_span_paths(_reread_json(path, line))))
+
+
+def _reread_json(path: str, line: int | None) -> Any:
+    """The document (or JSON line) again, for an error message."""
+    with _opened(path, _sniff(path)[1]) as f:
+        if line is None:
+            return json.loads(f.read().removeprefix(_BOM))
+        for raw in itertools.islice(f, line - 1, line):
+            return json.loads(raw.removeprefix(_BOM))
+    return None
+
+
+def _messages(path: str, compressed: bool) -> Iterator[tuple[str, bytes]]:
+    with _opened(path, compressed) as f:
+        data = f.read()
+    stream = _protobuf.frames(data)
+    if stream is None:
+        yield "", data
+    else:
+        for i, frame in enumerate(stream):
+            yield f"message {i}", bytes(frame)
+
+
+def _protobuf_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
+    request = _protobuf.message_class(path)
+    from google.protobuf.message import DecodeError
+
+    for i, (label, raw) in enumerate(_messages(path, compressed)):
+        try:
+            msg = request.FromString(raw)
+        except DecodeError as e:
+            raise TraceFormatError(
+                f"not a valid OTLP protobuf ExportTraceServiceRequest ({e})", path, None, label
+            ) from None
+        if raw and not msg.resource_spans:
+            raise TraceFormatError(
+                "binary data that is not an OTLP trace export (no resource_spans)", path, None, label
+            )
+        try:
+            spans = _protobuf.spans_from_message(msg, limit)
+        except Bad as e:
+            raise TraceFormatError(e.problem, path, None, f"{label}: {e.location}" if label else e.location) from None
+        del msg, raw
+        yield Batch(spans, Origin(path, None, label, _protobuf_paths(request, path, compressed, i)))
+
+
+def _protobuf_paths(request: Any, path: str, compressed: bool, index: int) -> Callable[[], Iterator[str]]:
+    def paths() -> Iterator[str]:
+        raw = next(itertools.islice(_messages(path, compressed), index, None))[1]
+        return _protobuf.span_paths(request.FromString(raw))
+
+    return paths

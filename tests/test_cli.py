@@ -1,0 +1,64 @@
+"""The `tracegrade grade` and `tracegrade show` commands on written trace files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from _agents import run_captured
+from tracegrade.cli import main
+from tracegrade.ingest import write_otlp_json
+
+
+@pytest.fixture(scope="module")
+def cap():  # type: ignore[no-untyped-def]
+    return run_captured([("search", {"q": "x"}), ("answer", {"text": "hi"})], fail=[0])
+
+
+def test_grade_command_exit_codes_and_formats(cap, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    trace = write_otlp_json(cap, tmp_path / "traces" / "run.json")
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text("evaluators:\n  - ToolCorrectness: {expected_tools: [search, answer]}\n")
+    bad.write_text("evaluators:\n  - MaxToolCalls: 1\n")
+    assert main(["grade", str(trace.parent), "--spec", str(good)]) == 0
+    assert "1 trace(s): 1 passed, 0 failed" in capsys.readouterr().out
+    assert main(["grade", str(trace), "--spec", str(bad), "--format", "json"]) == 1
+    [doc] = json.loads(capsys.readouterr().out)
+    assert doc["passed"] is False and doc["results"][0]["reason"] == "3 tool call(s), budget=1"
+    assert main(["grade", str(trace), "--spec", str(bad), "--format", "junit"]) == 1
+    assert 'failures="1"' in capsys.readouterr().out
+    assert main(["grade", str(trace), "--spec", str(bad), "--format", "markdown"]) == 1
+    assert "| MaxToolCalls | failed |" in capsys.readouterr().out
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("evaluators:\n  - ToolCorectness: {expected_tools: [a]}\n")
+    assert main(["grade", str(trace), "--spec", str(typo)]) == 2
+    assert "did you mean 'ToolCorrectness'" in capsys.readouterr().err
+
+
+def test_show_command_renders_tree_and_trajectory(cap, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    trace = write_otlp_json(cap, tmp_path / "run.json")
+    assert main(["show", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "execute_tool search" in out and 'tool=search args={"q":"x"}' in out
+    assert "answer(text='hi')" in out and "(failed: retry requested)" in out
+    assert main(["show", str(tmp_path / "missing.json")]) == 2
+
+
+def test_readme_commands_succeed_on_the_shipped_fixtures(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("## Recorded telemetry") :]
+    commands = [line.split("#")[0].split() for line in section.splitlines() if line.startswith("tracegrade ")]
+    assert [c[:2] for c in commands] == [["tracegrade", "grade"], ["tracegrade", "show"]]
+    monkeypatch.chdir(root)
+    for command in commands:
+        assert main(command[1:]) == 0, command
+    out = capsys.readouterr().out
+    assert "4 trace(s): 4 passed, 0 failed; checks: 24 passed, 0 failed, 0 not evaluated, 0 errors" in out
+    for dialect in ("genai", "openinference", "openllmetry", "pydantic_ai"):
+        assert f"PASS fixtures/dialects/{dialect}.json: 5b8efff798038103d269b633813fc60c" in out
+    assert "search(q='order 1234') (failed)" in out and "get_order(id=1234)" in out

@@ -1,0 +1,311 @@
+"""Bad trace files raise `TraceFormatError` naming the file, the line or JSON path, and the problem."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import pickle
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracegrade import ToolCorrectness, grade
+from tracegrade.cli import main as cli_main
+from tracegrade.ingest import TraceFormatError, load_traces, read_spans
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+SPANS = "resourceSpans[0].scopeSpans[0].spans"
+
+
+def span(span_id: str = "00000000000000a1", parent: str | None = None, **extra: Any) -> dict[str, Any]:
+    s: dict[str, Any] = {"traceId": TRACE, "spanId": span_id, "name": "s", "startTimeUnixNano": "1",
+                         "endTimeUnixNano": "2"}  # fmt: skip
+    if parent:
+        s["parentSpanId"] = parent
+    return {**s, **extra}
+
+
+def doc(*spans: Any) -> dict[str, Any]:
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "x"}, "spans": list(spans)}]}]}
+
+
+def bad(tmp_path: Path, content: Any, name: str = "bad.json", **kwargs: Any) -> TraceFormatError:
+    """Read a file that must fail; return the error."""
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+    with pytest.raises(TraceFormatError) as info:
+        list(read_spans(path, **kwargs))
+    err = info.value
+    assert err.path == str(path) and str(err).startswith(str(path))
+    return err
+
+
+def test_error_is_a_value_error_with_its_parts_and_pickles() -> None:
+    err = TraceFormatError("broken", "f.json", 3, "spans[0]")
+    assert isinstance(err, ValueError) and str(err) == "f.json:3: spans[0]: broken"
+    assert (err.path, err.line, err.location, err.problem) == ("f.json", 3, "spans[0]", "broken")
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
+
+
+def test_truncated_json_document(tmp_path: Path) -> None:
+    text = json.dumps(doc(span()), indent=2)
+    err = bad(tmp_path, text[: len(text) // 2])
+    assert "truncated JSON" in err.problem and err.line is not None and err.location.startswith("column ")
+
+
+def test_invalid_json_line_names_the_line(tmp_path: Path) -> None:
+    good = json.dumps(doc(span()))
+    err = bad(tmp_path, f"{good}\n\n{good[:40]}\n{good}\n", name="t.jsonl")
+    assert err.line == 3 and "JSON" in err.problem and "t.jsonl:3: column" in str(err)
+
+
+def test_spans_not_a_list(tmp_path: Path) -> None:
+    err = bad(tmp_path, {"resourceSpans": [{"scopeSpans": [{}, {"spans": {"traceId": TRACE}}]}]})
+    assert err.location == "resourceSpans[0].scopeSpans[1].spans" and "expected a list of spans" in err.problem
+    assert str(err) == f"{err.path}: resourceSpans[0].scopeSpans[1].spans: expected a list of spans, got an object"
+
+
+@pytest.mark.parametrize(
+    "field, value, problem",
+    [
+        ("startTimeUnixNano", [1], "expected an integer (nanoseconds), got a list"),
+        ("startTimeUnixNano", "soon", "expected an integer (nanoseconds), got a string ('soon')"),
+        ("endTimeUnixNano", True, "expected an integer (nanoseconds), got a boolean"),
+        ("endTimeUnixNano", 1.5, "expected an integer (nanoseconds), got a number (1.5)"),
+        ("name", 7, "expected a string, got a number (7)"),
+        ("kind", "SPAN_KIND_SIDEWAYS", "expected a span kind"),
+        ("kind", 9, "expected a span kind"),
+        ("status", "ERROR", "expected a status object"),
+        ("attributes", {"k": "v"}, "expected a list of {key, value} objects, got an object"),
+        ("events", [{"name": 3}], "expected a string, got a number (3)"),
+        ("spanId", "xyz", "expected a 16-digit hex (or base64) id"),
+        ("parentSpanId", 12.5, "expected a 16-digit hex id string"),
+    ],
+)  # fmt: skip
+def test_wrong_types_name_the_field(tmp_path: Path, field: str, value: Any, problem: str) -> None:
+    err = bad(tmp_path, doc(span(), span("00000000000000a2", **{field: value})))
+    assert err.location.startswith(f"{SPANS}[1].{field}"), err.location
+    assert problem in err.problem
+
+
+def test_wrong_status_code_and_attribute_values(tmp_path: Path) -> None:
+    err = bad(tmp_path, doc(span(status={"code": "MAYBE"})))
+    assert err.location == f"{SPANS}[0].status.code"
+    attrs = [{"key": "ok", "value": {"stringValue": "x"}}, {"key": "n", "value": {"intValue": "twelve"}}]
+    err = bad(tmp_path, doc(span(attributes=attrs)))
+    assert err.location == f"{SPANS}[0].attributes[1].value.intValue"
+    assert err.problem == "attribute 'n': expected an integer (number or decimal string), got a string ('twelve')"
+    nested = [{"key": "a", "value": {"arrayValue": {"values": [{"boolValue": "yes"}]}}}]
+    err = bad(tmp_path, doc(span(attributes=nested)))
+    assert err.location == f"{SPANS}[0].attributes[0].value.arrayValue.values[0].boolValue"
+    err = bad(tmp_path, doc(span(attributes=[{"key": "u", "value": {"value": 1}}])))
+    assert "unknown AnyValue field(s) 'value'" in err.problem
+    err = bad(tmp_path, doc(span(attributes=[{"key": 5, "value": {}}])))
+    assert err.location == f"{SPANS}[0].attributes[0].key"
+    err = bad(
+        tmp_path, {"resourceSpans": [{"resource": {"attributes": [{"key": "r", "value": {"doubleValue": "x"}}]}}]}
+    )
+    assert err.location == "resourceSpans[0].resource.attributes[0].value.doubleValue"
+
+
+@pytest.mark.parametrize("field", ["traceId", "spanId"])
+@pytest.mark.parametrize("value", [None, "", "0" * 32])
+def test_missing_ids(tmp_path: Path, field: str, value: str | None) -> None:
+    s = span()
+    if value is None:
+        del s[field]
+    else:
+        s[field] = value[: 32 if field == "traceId" else 16]
+    err = bad(tmp_path, doc(span("00000000000000a0"), s))
+    assert err.location == f"{SPANS}[1].{field}" and "missing" in err.problem
+
+
+def test_duplicate_span_ids_in_a_document(tmp_path: Path) -> None:
+    err = bad(
+        tmp_path, doc(span("00000000000000a1"), span("00000000000000a2"), span("00000000000000a1", "00000000000000a2"))
+    )
+    assert err.location == f"{SPANS}[2]"
+    assert err.problem == (
+        f"duplicate span id 00000000000000a1 in trace {TRACE} (first seen at {err.path}: {SPANS}[0])"
+    )
+
+
+def test_duplicate_span_ids_across_json_lines(tmp_path: Path) -> None:
+    lines = [doc(span("00000000000000a1")), doc(span("00000000000000b1")), doc(span("00000000000000a1"))]
+    err = bad(tmp_path, "\n".join(map(json.dumps, lines)), name="d.jsonl")
+    assert err.line == 3 and err.location == f"{SPANS}[0]"
+    assert err.problem.endswith(f"(first seen at {err.path}:1: {SPANS}[0])")
+
+
+def test_same_span_id_in_different_traces_is_fine(tmp_path: Path) -> None:
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps(doc(span(), {**span(), "traceId": "1" * 32})))
+    assert len(list(read_spans(path))) == 2
+
+
+def test_parent_cycles(tmp_path: Path) -> None:
+    err = bad(tmp_path, doc(span("00000000000000a0"), span("00000000000000a1", "00000000000000a1")))
+    assert err.location == f"{SPANS}[1]"
+    assert err.problem == f"parent cycle in trace {TRACE}: span 00000000000000a1 → 00000000000000a1 is its own ancestor"
+    loop = [span("00000000000000b1", "00000000000000b3"), span("00000000000000b2", "00000000000000b1"),
+            span("00000000000000b3", "00000000000000b2"), span("00000000000000c1", "00000000000000b2")]  # fmt: skip
+    err = bad(tmp_path, "\n".join(json.dumps(doc(s)) for s in loop), name="loop.jsonl")
+    assert err.line == 1 and "→ 00000000000000b1 is its own ancestor" in err.problem
+
+
+def test_an_attribute_over_the_size_limit(tmp_path: Path) -> None:
+    huge = "x" * (50 * 1024 * 1024)
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(doc(span(attributes=[{"key": "blob", "value": {"stringValue": huge}}]))))
+    del huge
+    started = time.perf_counter()
+    with pytest.raises(TraceFormatError) as info:
+        list(read_spans(path))
+    assert time.perf_counter() - started < 30
+    err = info.value
+    assert err.location == f"{SPANS}[0].attributes[0].value.stringValue"
+    assert (
+        err.problem
+        == "attribute 'blob': value of 52,428,800 bytes exceeds the 10,485,760-byte limit (max_attribute_bytes)"
+    )
+
+
+def test_the_size_limit_is_configurable_and_counts_utf8_bytes_and_containers(tmp_path: Path) -> None:
+    attrs = [{"key": "s", "value": {"stringValue": "é" * 60}}]  # 60 chars, 120 bytes
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc(span(attributes=attrs))))
+    assert len(list(read_spans(path, max_attribute_bytes=120))) == 1
+    err = bad(tmp_path, doc(span(attributes=attrs)), max_attribute_bytes=119)
+    assert "120 bytes exceeds the 119-byte limit" in err.problem
+    many = [{"key": "a", "value": {"arrayValue": {"values": [{"stringValue": "y" * 60}] * 3}}}]
+    err = bad(tmp_path, doc(span(attributes=many)), max_attribute_bytes=100)
+    assert err.location == f"{SPANS}[0].attributes[0].value.arrayValue" and "180 bytes" in err.problem
+    err = bad(
+        tmp_path, doc(span(attributes=[{"key": "b", "value": {"bytesValue": "QUJD" * 40}}])), max_attribute_bytes=64
+    )
+    assert err.location.endswith("bytesValue")
+
+
+def test_unknown_formats(tmp_path: Path) -> None:
+    err = bad(tmp_path, "trace_id,span_id\n1,2\n", name="spans.csv")
+    assert "unknown trace format" in err.problem and "'trace_id,span_id" in err.problem
+    err = bad(tmp_path, {"hello": "world"})
+    assert "not a trace document (top-level keys: 'hello')" in err.problem
+    err = bad(tmp_path, [{"traceId": "a" * 16, "id": "b" * 16, "name": "x"}])
+    assert "Zipkin v2" in err.problem
+    err = bad(tmp_path, "[1, 2]")
+    assert "expected a JSON object" in err.problem
+    err = bad(tmp_path, {"resourceMetrics": []})
+    assert err.problem == "this file holds OTLP metrics, not traces"
+    err = bad(tmp_path, bytes(range(256)) * 4, name="noise.bin")
+    assert "OTLP protobuf" in err.problem or "not an OTLP trace export" in err.problem
+    err = bad(tmp_path, b"\x28\xb5\x2f\xfd" + bytes(20), name="x.jsonl.zst")
+    assert "zstd" in err.problem
+
+
+def test_corrupt_gzip(tmp_path: Path) -> None:
+    data = gzip.compress(json.dumps(doc(span())).encode())
+    err = bad(tmp_path, data[: len(data) - 12], name="t.json.gz")
+    assert "gzip" in err.problem or "truncated" in err.problem
+
+
+def test_bad_protobuf(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.trace.v1 import trace_pb2
+
+    msg = ExportTraceServiceRequest(resource_spans=[trace_pb2.ResourceSpans(scope_spans=[trace_pb2.ScopeSpans(spans=[
+        trace_pb2.Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="ok"),
+        trace_pb2.Span(trace_id=b"\x01" * 16, span_id=b"\x03" * 5, name="short id"),
+    ])])])  # fmt: skip
+    err = bad(tmp_path, msg.SerializeToString(), name="t.pb")
+    assert err.location == "resource_spans[0].scope_spans[0].spans[1].span_id"
+    assert err.problem == "expected a 8-byte id, got 5 bytes"
+    raw = msg.SerializeToString()
+    stream = len(raw).to_bytes(4, "big") + raw
+    err = bad(tmp_path, stream + stream, name="s.pb")
+    assert err.location.startswith("message 0: resource_spans[0]")
+    garbage = b"\x0a\xff\xff\xff\xff\x0f" + bytes(10)
+    err = bad(tmp_path, garbage, name="g.pb")
+    assert "protobuf" in err.problem
+
+
+def test_jaeger_errors_name_their_path(tmp_path: Path) -> None:
+    jspan = {"traceID": TRACE, "spanID": "00000000000000a1", "operationName": "x", "startTime": 1, "duration": 1,
+             "processID": "p9", "tags": []}  # fmt: skip
+    jdoc = {"data": [{"traceID": TRACE, "spans": [jspan], "processes": {"p1": {"serviceName": "s"}}}]}
+    err = bad(tmp_path, jdoc)
+    assert err.location == "data[0].spans[0].processID" and "'p9' is not in the trace's processes" in err.problem
+    jspan.update(processID="p1", tags=[{"key": "n", "type": "int64", "value": "many"}])
+    err = bad(tmp_path, jdoc)
+    assert err.location == "data[0].spans[0].tags[0].value" and err.problem.startswith("tag 'n': expected a int64")
+    jspan.update(tags=[], startTime="later")
+    err = bad(tmp_path, jdoc)
+    assert err.location == "data[0].spans[0].startTime"
+
+
+def test_cli_reports_the_error_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc(span(), span("00000000000000a2", startTimeUnixNano=[1]))))
+    assert cli_main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: {SPANS}[1].startTimeUnixNano: expected an integer" in err
+
+
+def test_grade_of_a_bad_file_raises_the_format_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("{")
+    with pytest.raises(TraceFormatError):
+        grade(path, [ToolCorrectness(expected_tools=[])])
+    with pytest.raises(TraceFormatError):
+        load_traces(path)
+
+
+# --- never anything but TraceFormatError ----------------------------------------------------------------
+
+VALID = doc(
+    span("00000000000000a1", attributes=[{"key": "k", "value": {"arrayValue": {"values": [{"intValue": "1"}]}}}],
+         events=[{"timeUnixNano": "1", "name": "e", "attributes": []}], status={"code": 2, "message": "m"}, kind=3),
+    span("00000000000000a2", "00000000000000a1"),
+)  # fmt: skip
+junk = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5),
+                 st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))  # fmt: skip
+
+
+def _slots(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _slots(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _slots(v, (*path, i))
+    return out
+
+
+SLOTS = _slots(VALID)[1:]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.sampled_from(SLOTS), value=junk)
+def test_any_mutation_is_read_or_a_trace_format_error(tmp_path: Path, where: tuple[Any, ...], value: Any) -> None:
+    mutated = copy.deepcopy(VALID)
+    target = mutated
+    for step in where[:-1]:
+        target = target[step]
+    target[where[-1]] = value
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(mutated))
+    try:
+        spans = list(read_spans(path))
+    except TraceFormatError as e:
+        assert e.path == str(path) and e.problem
+    else:
+        assert all(isinstance(s.trace_id, int) and isinstance(s.name, str) for s in spans)

@@ -1,0 +1,158 @@
+"""`pytest --tracegrade-record` writes each eval run as an OTLP/JSON fixture; `recorded_trace` and
+`load_traces` grade them back in ordinary tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from _plugin_helpers import PYDANTIC_AGENT, clean_agent_eval_env, src  # noqa: F401
+from test_plugin_report import FAST_WORKERS
+from tracegrade import Trajectory, grade, load_traces, recorded_trace
+from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
+from tracegrade.pytest_plugin.record import fixture_stem
+
+EVALS = src(
+    """
+    import pytest
+    from agents import make_agent
+    from tracegrade import Turn, Expect
+
+    agent = make_agent(reply="Booked")
+
+    async def call(history):
+        return (await agent.run(history[-1]["content"])).output
+
+    @pytest.mark.agent_eval(runs=2)
+    async def test_books(agent_eval):
+        turns = [Turn('search {"q": "table"}\\nbook {"time": "10am"}', Expect(tool_calls_include=["book"])),
+                 Turn('fetch {"id": 7}', Expect(tool_calls_include=["fetch"]))]
+        (await agent_eval.run(agent=call, turns=turns)).assert_threshold()
+
+    @pytest.mark.agent_eval
+    @pytest.mark.parametrize("when", ["9am", "a/b c"])
+    async def test_time(agent_eval, when):
+        turn = Turn(f'book {{"time": "{when}"}}', Expect(tool_calls_include=["book"]))
+        (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
+
+    def test_not_an_eval():
+        pass
+    """
+)
+
+REPLAY = src(
+    """
+    from tracegrade import grade
+    from tracegrade.evaluators import ArgumentCorrectness, TrajectoryMatch
+
+    def test_replay(recorded_trace):
+        tree = recorded_trace("test_evals.py::test_books", run=2)
+        results = grade(tree, [TrajectoryMatch(["search", "book", "fetch"], order="exact"),
+                               ArgumentCorrectness("book", {"time": "10am"})])
+        assert all(r.passed for r in results), [r.reasoning for r in results]
+        same = recorded_trace("test_evals/test_time[9am]-run1")
+        assert grade(same, [ArgumentCorrectness("book", {"time": "9am"})])[0].passed
+    """
+)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(agents=PYDANTIC_AGENT, test_evals=EVALS)
+    pytester.syspathinsert()
+    return pytester
+
+
+def _recordings(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.json")) if root.is_dir() else []
+
+
+def test_record_writes_one_file_per_test_and_run_that_grades_like_the_live_run(project: pytest.Pytester) -> None:
+    result = project.runpytest("--tracegrade-record", "-p", "no:asyncio", "-p", "no:anyio")
+    result.assert_outcomes(passed=4)  # recording runs the evals without --agent-eval-live
+    traces = project.path / "fixtures" / "traces"
+    result.stdout.fnmatch_lines([f"agent_eval: 4 run(s) recorded under {traces}"])
+    odd = fixture_stem("test_evals.py::test_time[a/b c]")
+    assert odd.startswith("test_evals/test_time[a_b_c]-") and len(odd) == len("test_evals/test_time[a_b_c]-") + 8
+    assert _recordings(traces) == sorted(
+        [
+            "test_evals/test_books-run1.json",
+            "test_evals/test_books-run2.json",
+            "test_evals/test_time[9am]-run1.json",
+            f"{odd}-run1.json",
+        ]
+    )
+    doc = json.loads((traces / "test_evals/test_books-run1.json").read_text())
+    assert doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]  # plain OTLP/JSON
+
+    trees = load_traces(traces / "test_evals/test_books-run1.json")
+    assert len(trees) == 2  # one trace per turn (each agent.run is its own trace)
+    first, second = sorted(trees, key=lambda t: min(n.start_ns for n in t))
+    assert grade(first, [ToolCorrectness(["search", "book"]), ArgumentCorrectness("book", {"time": "10am"})])[0].passed
+    whole = recorded_trace("test_evals/test_books-run1", directory=traces)
+    assert Trajectory.from_tree(whole).tool_calls == ["search", "book", "fetch"]
+    assert len(second) == 4  # invoke_agent, two model requests, one tool
+
+    project.makepyfile(test_replay=REPLAY)
+    project.runpytest("test_replay.py", "-p", "no:asyncio").assert_outcomes(passed=1)
+
+
+def test_nothing_is_written_without_the_flag(project: pytest.Pytester) -> None:
+    project.runpytest("-p", "no:asyncio").assert_outcomes(passed=1, skipped=3)
+    project.runpytest("--agent-eval-live", "-p", "no:asyncio").assert_outcomes(passed=4)
+    assert not (project.path / "fixtures").exists()
+
+
+def test_rerecording_replaces_a_tests_old_runs(project: pytest.Pytester) -> None:
+    traces = project.path / "fixtures" / "traces"
+    project.runpytest("--tracegrade-record", "-p", "no:asyncio", "-k", "books").assert_outcomes(passed=1)
+    (project.path / "test_evals.py").write_text(EVALS.replace("agent_eval(runs=2)", "agent_eval(runs=1)"))
+    project.runpytest("--tracegrade-record", "-p", "no:asyncio", "-k", "books").assert_outcomes(passed=1)
+    assert _recordings(traces) == ["test_evals/test_books-run1.json"]
+
+
+def test_record_dir_and_record_from_pyproject_and_the_fixture_uses_it(project: pytest.Pytester) -> None:
+    project.makepyprojecttoml('[tool.agent_eval]\nrecord = true\nrecord_dir = "evals/recorded"\n')
+    project.runpytest("-p", "no:asyncio", "-k", "books").assert_outcomes(passed=1)
+    assert _recordings(project.path / "evals" / "recorded") == [
+        "test_evals/test_books-run1.json",
+        "test_evals/test_books-run2.json",
+    ]
+    project.makepyfile(
+        test_replay=src(
+            """
+            import pytest
+
+            def test_missing(recorded_trace):
+                with pytest.raises(FileNotFoundError, match=r"closest: test_evals/test_books-run1.json"):
+                    recorded_trace("test_evals/test_book-run1")
+                assert len(list(recorded_trace("test_evals.py::test_books"))) == 6 + 4  # both turns
+            """
+        )
+    )
+    project.runpytest("test_replay.py", "-p", "no:asyncio").assert_outcomes(passed=1)
+
+
+def test_xdist_workers_record_and_the_controller_counts_them(project: pytest.Pytester) -> None:
+    result = project.runpytest("-n", "2", "--tracegrade-record", *FAST_WORKERS)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["agent_eval: 4 run(s) recorded under *"])
+    assert len(_recordings(project.path / "fixtures" / "traces")) == 4
+
+
+def test_recorded_trace_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"record them with `pytest --tracegrade-record`"):
+        recorded_trace("nope", directory=tmp_path)
+    with pytest.raises(ValueError, match="run must be an integer >= 1, got 0"):
+        recorded_trace("t.py::x", run=0, directory=tmp_path)
+
+
+def test_fixture_stems_are_stable_and_distinct() -> None:
+    assert fixture_stem("tests/test_a.py::test_x") == "tests/test_a/test_x"
+    assert fixture_stem("tests/test_a.py::TestCls::test_x[p1-2]") == "tests/test_a/TestCls.test_x[p1-2]"
+    assert fixture_stem("evals/support.yaml::refund") == "evals/support.yaml/refund"
+    a, b = fixture_stem("t.py::x[a b]"), fixture_stem("t.py::x[a_b]")
+    assert a != b and b == "t/x[a_b]"
+    assert fixture_stem("t.py::x[a b]") == a  # same node id, same name, every session
