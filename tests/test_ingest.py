@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
 import importlib.util
 import json
@@ -22,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from _agents import run_captured, scripted_agent
-from tracegrade import ToolCorrectness, capture, grade
+from tracegrade import ToolCorrectness, TraceFormatError, capture, grade
 from tracegrade.ingest import (
     TraceFileWarning,
     dump_otlp_json,
@@ -56,7 +57,7 @@ def sdk_spans() -> list[Any]:
     provider = TracerProvider(resource=Resource.create({"service.name": "svc", "deployment.environment": "test"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("my.scope", "1.2.3")
-    other = provider.get_tracer("other.scope")
+    other = provider.get_tracer("other.scope", attributes={"scope.kind": "library", "scope.n": 2})
     with tracer.start_as_current_span("root", kind=SpanKind.SERVER, attributes={"n": 1, "f": 0.5, "b": True}) as root:
         root.add_event("started", {"k": "v", "list": [1, 2]})
         with tracer.start_as_current_span("client", kind=SpanKind.CLIENT) as child:
@@ -124,7 +125,33 @@ def test_sdk_spans_round_trip_exactly(tmp_path: Path) -> None:
     )
     assert (by_name["root"].scope_name, by_name["root"].scope_version) == ("my.scope", "1.2.3")
     assert by_name["produce"].scope_name == "other.scope"
+    assert by_name["produce"].scope_attributes == {"scope.kind": "library", "scope.n": 2}
+    assert by_name["root"].scope_attributes == {}
     assert by_name["root"].resource["service.name"] == "svc"
+
+
+def test_scope_attributes_are_read_from_json_and_protobuf(tmp_path: Path) -> None:
+    scope = {"name": "lib", "version": "2", "attributes": [{"key": "lib.mode", "value": {"stringValue": "fast"}}]}
+    doc = {"resourceSpans": [{"scopeSpans": [{"scope": scope, "spans": [raw_span("00f067aa0ba902b7")]}]}]}
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    [span] = read_spans(tmp_path / "s.json")
+    assert (span.scope_name, span.scope_version, span.scope_attributes) == ("lib", "2", {"lib.mode": "fast"})
+    pytest.importorskip("opentelemetry.proto")
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    proto_doc = json.loads((tmp_path / "s.json").read_text())
+    raw = proto_doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    for key in ("traceId", "spanId"):  # the protobuf JSON mapping has base64 ids
+        raw[key] = base64.b64encode(bytes.fromhex(raw[key])).decode()
+    message = json_format.ParseDict(proto_doc, ExportTraceServiceRequest())
+    (tmp_path / "s.pb").write_bytes(message.SerializeToString())
+    [pb_span] = read_spans(tmp_path / "s.pb")
+    assert pb_span.scope_attributes == {"lib.mode": "fast"}
+    scope["attributes"] = [{"key": "lib.mode", "value": {"intValue": "x"}}]
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    with pytest.raises(TraceFormatError, match=r"scopeSpans\[0\]\.scope\.attributes\[0\]\.value"):
+        list(read_spans(tmp_path / "s.json"))
 
 
 def test_writer_groups_by_resource_and_scope_and_uses_spec_encoding() -> None:
@@ -132,7 +159,9 @@ def test_writer_groups_by_resource_and_scope_and_uses_spec_encoding() -> None:
     [rs] = doc["resourceSpans"]
     assert {kv["key"] for kv in rs["resource"]["attributes"]} >= {"service.name", "deployment.environment"}
     scopes = [ss["scope"] for ss in rs["scopeSpans"]]
-    assert scopes == [{"name": "my.scope", "version": "1.2.3"}, {"name": "other.scope"}]
+    other = {"name": "other.scope", "attributes": [{"key": "scope.kind", "value": {"stringValue": "library"}},
+                                                   {"key": "scope.n", "value": {"intValue": "2"}}]}  # fmt: skip
+    assert scopes == [{"name": "my.scope", "version": "1.2.3"}, other]
     span = next(s for ss in rs["scopeSpans"] for s in ss["spans"] if s["name"] == "consume")
     assert len(span["traceId"]) == 32 and len(span["spanId"]) == 16 and len(span["parentSpanId"]) == 16
     int(span["traceId"], 16)

@@ -57,6 +57,8 @@ class Span:
     resource: Mapping[str, Any] = field(default_factory=dict)
     scope_name: str = ""
     scope_version: str = ""
+    scope_attributes: Mapping[str, Any] = field(default_factory=dict)
+    """The instrumentation scope's attributes (OTLP `scope.attributes`)."""
 
     @property
     def duration_ns(self) -> int:
@@ -85,4 +87,5 @@ class Span:
             resource=dict(span.resource.attributes) if span.resource is not None else {},
             scope_name=scope.name if scope is not None else "",
             scope_version=(scope.version or "") if scope is not None else "",
+            scope_attributes=dict(getattr(scope, "attributes", None) or {}),
         )

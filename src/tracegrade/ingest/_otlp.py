@@ -342,7 +342,10 @@ def _event(e: Any, limit: int) -> SpanEvent:
     return SpanEvent(name, parse_time(e.get("timeUnixNano"), "timeUnixNano") or 0, decoded)
 
 
-def span(s: Any, resource: dict[str, Any], scope_name: str, scope_version: str, limit: int) -> Span:
+def span(
+    s: Any, resource: dict[str, Any], scope_name: str, scope_version: str, limit: int,
+    scope_attributes: dict[str, Any] | None = None,
+) -> Span:  # fmt: skip
     """Decode one OTLP/JSON span object."""
     if type(s) is not dict:
         raise Bad(f"expected a span object, got {type_name(s)}")
@@ -410,7 +413,7 @@ def span(s: Any, resource: dict[str, Any], scope_name: str, scope_version: str, 
         events = tuple(out)
     return Span(
         trace_id, span_id, parent_id or None, name, start, end, decoded, status, message, kind, events,
-        resource, scope_name, scope_version,
+        resource, scope_name, scope_version, {} if scope_attributes is None else scope_attributes,
     )  # fmt: skip
 
 
@@ -472,6 +475,7 @@ def _scope_spans(ss: Any, resource: dict[str, Any], out: list[Span], limit: int)
         raise Bad(f"expected a ScopeSpans object, got {type_name(ss)}")
     key, scope = _first_key(ss, _SCOPE_KEYS)
     name = version = ""
+    scope_attrs: dict[str, Any] = {}
     if scope is not None:
         if type(scope) is not dict:
             raise Bad(f"expected a scope object, got {type_name(scope)}", key)
@@ -479,6 +483,11 @@ def _scope_spans(ss: Any, resource: dict[str, Any], out: list[Span], limit: int)
         if type(name) is not str or type(version) is not str:
             field = "name" if type(name) is not str else "version"
             raise Bad(f"expected a string, got {type_name(scope.get(field))}", key, field)
+        if scope.get("attributes"):
+            try:
+                scope_attrs = attributes(scope["attributes"], limit)
+            except Bad as e:
+                raise e.at(key, "attributes") from None
     spans = ss.get("spans")
     if spans is None:
         return
@@ -487,7 +496,7 @@ def _scope_spans(ss: Any, resource: dict[str, Any], out: list[Span], limit: int)
     append = out.append
     for k, s in enumerate(spans):
         try:
-            append(span(s, resource, name, version, limit))
+            append(span(s, resource, name, version, limit, scope_attrs))
         except Bad as e:
             raise e.at(f"spans[{k}]") from None
         except _SPAN_ERRORS as e:

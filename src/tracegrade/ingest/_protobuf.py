@@ -97,9 +97,13 @@ def spans_from_message(msg: Any, limit: int) -> list[Span]:
                 raise e.at("resource", "attributes") from None
             for j, ss in enumerate(rs.scope_spans):
                 scope_name, scope_version = ss.scope.name, ss.scope.version
+                try:
+                    scope_attrs = _attrs(ss.scope.attributes, limit)
+                except Bad as e:
+                    raise e.at(f"scope_spans[{j}]", "scope", "attributes") from None
                 for k, s in enumerate(ss.spans):
                     try:
-                        out.append(_span(s, resource, scope_name, scope_version, limit))
+                        out.append(_span(s, resource, scope_name, scope_version, limit, scope_attrs))
                     except Bad as e:
                         raise e.at(f"scope_spans[{j}]", f"spans[{k}]") from None
         except Bad as e:
@@ -107,7 +111,9 @@ def spans_from_message(msg: Any, limit: int) -> list[Span]:
     return out
 
 
-def _span(s: Any, resource: dict[str, Any], scope_name: str, scope_version: str, limit: int) -> Span:
+def _span(
+    s: Any, resource: dict[str, Any], scope_name: str, scope_version: str, limit: int, scope_attrs: dict[str, Any]
+) -> Span:
     trace_id = _id(s.trace_id, 16, "trace_id")
     if not trace_id:
         raise Bad("missing trace id (empty or all zeros)", "trace_id")
@@ -133,7 +139,7 @@ def _span(s: Any, resource: dict[str, Any], scope_name: str, scope_version: str,
     return Span(
         trace_id, span_id, _id(s.parent_span_id, 8, "parent_span_id") or None, s.name, s.start_time_unix_nano,
         s.end_time_unix_nano or None, attrs, status, s.status.message, kind, tuple(events), resource,
-        scope_name, scope_version,
+        scope_name, scope_version, scope_attrs,
     )  # fmt: skip
 
 

@@ -105,7 +105,7 @@ def dump_otlp_json(source: SpanSource | SpanTree | Capture) -> dict[str, Any]:
     # id(resource) → (resource, its encoding): spans usually share resource dicts; holding the
     # resource keeps its id from being reused by another one
     encoded: dict[int, tuple[Mapping[str, Any], str]] = {}
-    blocks: dict[str, tuple[dict[str, Any], dict[tuple[str, str], list[dict[str, Any]]]]] = {}
+    blocks: dict[str, tuple[dict[str, Any], dict[tuple[str, str, str], list[dict[str, Any]]]]] = {}
     for s in _spans(source):
         hit = encoded.get(id(s.resource))
         if hit is None:
@@ -114,13 +114,19 @@ def dump_otlp_json(source: SpanSource | SpanTree | Capture) -> dict[str, Any]:
         block = blocks.get(key)
         if block is None:
             block = blocks[key] = ({"attributes": _attrs(s.resource)}, {})
-        block[1].setdefault((s.scope_name, s.scope_version), []).append(_span(s))
+        scope_key = (
+            s.scope_name,
+            s.scope_version,
+            json.dumps(_attrs(s.scope_attributes)) if s.scope_attributes else "",
+        )
+        block[1].setdefault(scope_key, []).append(_span(s))
     return {
         "resourceSpans": [
             {
                 "resource": resource,
                 "scopeSpans": [
-                    {"scope": _scope(name, version), "spans": spans} for (name, version), spans in scopes.items()
+                    {"scope": _scope(name, version, attrs), "spans": spans}
+                    for (name, version, attrs), spans in scopes.items()
                 ],
             }
             for resource, scopes in blocks.values()
@@ -128,8 +134,11 @@ def dump_otlp_json(source: SpanSource | SpanTree | Capture) -> dict[str, Any]:
     }
 
 
-def _scope(name: str, version: str) -> dict[str, str]:
-    return {"name": name, "version": version} if version else {"name": name}
+def _scope(name: str, version: str, attrs: str) -> dict[str, Any]:
+    scope: dict[str, Any] = {"name": name, "version": version} if version else {"name": name}
+    if attrs:
+        scope["attributes"] = json.loads(attrs)
+    return scope
 
 
 def write_otlp_json(
