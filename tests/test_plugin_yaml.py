@@ -227,11 +227,11 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n        - {tool: book, args: {}, mode: fuzzy}\n",
-            "t.yaml:6: turns[0].expect.tool_calls_args[0].mode: Input should be 'subset' or 'exact' (got 'fuzzy')",
+            "t.yaml:6: turns[0].expect.tool_calls_args[0].mode: Input should be 'exact', 'subset', 'superset' or 'ignore' (got 'fuzzy')",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      trajectory: {expected_trajectory: [a], order: sorted}\n",
-            "t.yaml:5: turns[0].expect.trajectory.order: Input should be 'exact', 'in_order' or 'any_order' (got 'sorted')",
+            "t.yaml:5: turns[0].expect.trajectory.order: Input should be 'exact', 'in_order', 'any_order', 'strict', 'unordered', 'subset' or 'superset' (got 'sorted')",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      max_tool_calls: -1\n",

@@ -175,7 +175,9 @@ def test_arguments_from_real_spans_and_include_content_false() -> None:
 
 
 def test_invalid_parameters_raise() -> None:
-    with pytest.raises(ValueError, match="mode must be 'subset' or 'exact'"):
+    with pytest.raises(
+        ValueError, match=r"mode must be one of \('exact', 'subset', 'superset', 'ignore'\), got 'fuzzy'"
+    ):
         ToolCallArgsEvaluator(tool="t", args={}, mode="fuzzy")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="args must be a dict"):
         ToolCallArgsEvaluator(tool="t", args=["time"])  # type: ignore[arg-type]

@@ -95,6 +95,14 @@ class Capture:
         return f"<Capture spans={len(self._spans)} closed={self.closed}>"
 
 
+def _span_id(span: ReadableSpan) -> int:
+    """`span.context.span_id`, read from the SDK's fields (two property calls cost ~0.3 µs a span)."""
+    try:
+        return span._context[1]  # type: ignore[index,no-any-return]  # SpanContext is a tuple
+    except (AttributeError, TypeError, IndexError):
+        return span.context.span_id  # type: ignore[union-attr,no-any-return]
+
+
 class SpanRecorder(SpanProcessor):
     """Keeps the spans that belong to an active capture; ignores all others. Never raises."""
 
@@ -111,7 +119,7 @@ class SpanRecorder(SpanProcessor):
             while cap.closed:  # a task that outlived its capture block: fall back to an open enclosing one
                 if (cap := cap.parent) is None:
                     return
-            sid = span.context.span_id
+            sid = _span_id(span)
             cap._open[sid] = span  # first: a failure below must leave nothing that _release cannot find
             self._owner[sid] = cap
         except Exception:  # a recorder bug must never reach the instrumented application
@@ -119,7 +127,7 @@ class SpanRecorder(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            sid = span.context.span_id  # type: ignore[union-attr]
+            sid = _span_id(span)
             cap = self._owner.get(sid)
             if cap is None or cap._open.pop(sid, None) is None:
                 return  # not ours, or the capture closed while it was open (reported there as open)
@@ -135,7 +143,7 @@ class SpanRecorder(SpanProcessor):
     def _release(self, cap: Capture) -> None:
         owner = self._owner
         for span in cap._spans:
-            sid = span.context.span_id  # type: ignore[union-attr]
+            sid = _span_id(span)
             if owner.get(sid) is cap:
                 del owner[sid]
         heir = cap.parent  # spans still open pass to the nearest open enclosing capture

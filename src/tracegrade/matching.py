@@ -16,6 +16,7 @@ __all__ = [
     "align_exact",
     "align_in_order",
     "check_args_options",
+    "check_occurrence",
     "diff_arguments",
     "lcs_length",
     "step_matches",
@@ -33,6 +34,12 @@ def check_args_options(mode: str, key_modes: Mapping[str, KeyRule] | None, where
     for key, rule in (key_modes or {}).items():
         if not callable(rule) and rule not in ARGS_MODES:
             raise ValueError(f"{where}: key_modes[{key!r}] must be a mode in {ARGS_MODES} or a callable, got {rule!r}")
+
+
+def check_occurrence(occ: object) -> None:
+    """Raise `ValueError` unless `occ` is `"first"`, `"last"`, `"any"` or a 0-based index."""
+    if not (occ in ("first", "last", "any") or (isinstance(occ, int) and not isinstance(occ, bool) and occ >= 0)):
+        raise ValueError(f"occurrence must be 'first', 'last', 'any' or a 0-based index >= 0, got {occ!r}")
 
 
 def diff_arguments(

@@ -525,6 +525,10 @@ class ToolCallArgsEvaluator(_Bridge):
     args: dict[str, Any]
     mode: ArgsMode = "subset"
     evaluation_name: str | None = field(default=None)
+    recursive: bool = False
+    key_modes: dict[str, KeyRule] | None = None
+    ignore_keys: list[str] = field(default_factory=list)
+    occurrence: Literal["first", "last", "any"] | int = "any"
 
     _target = _tg.ToolCallArgsEvaluator
 

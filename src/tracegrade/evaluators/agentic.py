@@ -18,6 +18,7 @@ from ..matching import (
     align_exact,
     align_in_order,
     check_args_options,
+    check_occurrence,
     diff_arguments,
     lcs_length,
     step_matches,
@@ -267,9 +268,7 @@ class ArgumentCorrectness(_Scoped):
 
     def __post_init__(self) -> None:
         check_args_options(self.match_mode, self.key_modes, "ArgumentCorrectness.match_mode")
-        occ = self.occurrence
-        if not (occ in ("first", "last", "any") or (isinstance(occ, int) and not isinstance(occ, bool) and occ >= 0)):
-            raise ValueError(f"occurrence must be 'first', 'last', 'any' or a 0-based index >= 0, got {occ!r}")
+        check_occurrence(self.occurrence)
         if not isinstance(self.expected_arguments, dict):
             raise ValueError(f"expected_arguments must be a dict, got {type(self.expected_arguments).__name__}")
         super().__post_init__()

@@ -8,15 +8,15 @@ returned). The argument check shares `tracegrade.matching.diff_arguments` with A
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from ..matching import ArgsMode, diff_arguments
+from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments
 from ..models import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
 from .agentic import not_recorded_reason
 from .base import NO_SPANS_REASON, BaseEvaluator
 
-__all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "calls_of", "source_note"]
+__all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "calls_of", "source_note", "unusable_args"]
 
 
 def _calls(ctx: TurnContext) -> list[ToolCall]:
@@ -41,8 +41,11 @@ def calls_of(ctx: TurnContext, tool: str) -> list[ToolCall] | EvalResult:
         names = [c.name for c in calls]
         return EvalResult(False, f"tool {tool!r} was never called (called: {names!r}){source_note(ctx)}")
     with_args = [c for c in matching if isinstance(c.args, dict)]
-    if with_args:
-        return with_args
+    return with_args or unusable_args(tool, matching, ctx)
+
+
+def unusable_args(tool: str, matching: list[ToolCall], ctx: TurnContext) -> EvalResult:
+    """Why none of `matching` (calls of `tool`) has dict arguments to check."""
     if any(c.args is NOT_RECORDED for c in matching):
         if ctx.tool_calls_source == "returned":
             return EvalResult(
@@ -95,36 +98,67 @@ def _in_order(required: list[str], names: list[str]) -> bool:
 
 @dataclass(repr=False)
 class ToolCallArgsEvaluator(BaseEvaluator):
-    """Some call of `tool` had these arguments (`subset`: top-level keys; `exact`: equality).
+    """Some call of `tool` had these arguments (`subset`: the expected keys; `exact`: equality).
 
     Three distinct failures: the tool was never called; it was called but no dict arguments were
     captured (not recorded in its span: outcome `not_evaluated`); the arguments differ (expected
-    vs observed shown).
+    vs observed shown). Beyond the reference page: every mode of the shared matcher (`superset`,
+    `ignore`), `recursive`, `key_modes`, `ignore_keys`, and `occurrence` (`"any"`, the default: some
+    call; `"first"`, `"last"` or a 0-based index: that call).
     """
 
     tool: str
     args: dict[str, Any]
     mode: ArgsMode = "subset"
     evaluation_name: str | None = field(default=None)
+    recursive: bool = False
+    key_modes: dict[str, KeyRule] | None = None
+    ignore_keys: list[str] = field(default_factory=list)
+    occurrence: Literal["first", "last", "any"] | int = "any"
 
     def __post_init__(self) -> None:
-        if self.mode not in ("subset", "exact"):
-            raise ValueError(f"ToolCallArgsEvaluator.mode must be 'subset' or 'exact', got {self.mode!r}")
+        check_args_options(self.mode, self.key_modes, "ToolCallArgsEvaluator.mode")
+        check_occurrence(self.occurrence)
         if not isinstance(self.args, dict):
             raise ValueError(f"ToolCallArgsEvaluator.args must be a dict, got {type(self.args).__name__}")
 
+    def _diff(self, args: dict[str, Any]) -> list[str]:
+        return diff_arguments(args, self.args, self.mode, recursive=self.recursive, key_modes=self.key_modes,
+                              ignore_keys=self.ignore_keys)  # fmt: skip
+
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        if self.occurrence != "any":
+            return self._one(ctx)
         calls = calls_of(ctx, self.tool)
         if isinstance(calls, EvalResult):
             return calls
         for call in calls:
-            if not diff_arguments(call.args, self.args, self.mode):
+            if not self._diff(call.args):
                 return EvalResult(True, f"{call.describe()} matches {self.args!r} ({self.mode})")
         observed: Any = calls[0].args if len(calls) == 1 else [c.args for c in calls]
-        diffs = "; ".join(diff_arguments(calls[0].args, self.args, self.mode))
+        diffs = "; ".join(self._diff(calls[0].args))
         many = f" in any of {len(calls)} calls; first call: {diffs}" if len(calls) > 1 else f": {diffs}"
         return EvalResult(
             False,
             f"arguments of {self.tool!r} do not match ({self.mode}){many}. "
             f"Expected {self.args!r}, observed {observed!r}",
         )
+
+    def _one(self, ctx: TurnContext) -> EvalResult:
+        """The call `occurrence` picks, checked alone."""
+        matching = [c for c in _calls(ctx) if c.name == self.tool]
+        if not matching:
+            return EvalResult(False, f"tool {self.tool!r} was never called (called: "
+                                     f"{[c.name for c in _calls(ctx)]!r}){source_note(ctx)}")  # fmt: skip
+        occ = self.occurrence
+        index = 0 if occ == "first" else len(matching) - 1 if occ == "last" else int(occ)
+        if index >= len(matching):
+            return EvalResult(False, f"tool {self.tool!r} was called {len(matching)} time(s); "
+                                     f"occurrence={occ!r} selects none of them")  # fmt: skip
+        call = matching[index]
+        if not isinstance(call.args, dict):
+            return unusable_args(self.tool, [call], ctx)
+        if diffs := self._diff(call.args):
+            return EvalResult(False, f"arguments of {self.tool!r} (call {occ!r}) do not match ({self.mode}): "
+                                     f"{'; '.join(diffs)}. Expected {self.args!r}, observed {call.args!r}")  # fmt: skip
+        return EvalResult(True, f"{call.describe()} (call {occ!r}) matches {self.args!r} ({self.mode})")

@@ -19,6 +19,7 @@ from ..evaluators import (
     TrajectoryMatch,
 )
 from ..evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
+from ..matching import ArgsMode, KeyRule
 from ..trajectory import ToolCall
 from ..tree import SpanPredicate, SpanQuery
 
@@ -63,12 +64,20 @@ class JudgeConfig:
 
 @dataclass
 class ToolCallArgsConfig:
-    """Assertions on one tool's arguments: exact values (`args`, `mode`) and/or a `judge` rubric."""
+    """Assertions on one tool's arguments: values (`args`, matched by `mode`) and/or a `judge` rubric.
+
+    `mode` is any argument match mode (`subset`, `exact`, `superset`, `ignore`); `recursive`,
+    `key_modes`, `ignore_keys` and `occurrence` are `ToolCallArgsEvaluator`'s options.
+    """
 
     tool: str
     args: dict[str, Any] | None = None
-    mode: Literal["subset", "exact"] = "subset"
+    mode: ArgsMode = "subset"
     judge: JudgeConfig | None = None
+    recursive: bool = False
+    key_modes: dict[str, KeyRule] | None = None
+    ignore_keys: list[str] = field(default_factory=list)
+    occurrence: Literal["first", "last", "any"] | int = "any"
 
 
 @dataclass
@@ -225,7 +234,17 @@ def _tool_args_evaluators(spec: ToolCallArgsConfig, where: str) -> list[Any]:
     out: list[Any] = []
     if spec.args is not None:
         with _field(f"{where}.args"):
-            out.append(ToolCallArgsEvaluator(tool=spec.tool, args=spec.args, mode=spec.mode))
+            out.append(
+                ToolCallArgsEvaluator(
+                    tool=spec.tool,
+                    args=spec.args,
+                    mode=spec.mode,
+                    recursive=spec.recursive,
+                    key_modes=spec.key_modes,
+                    ignore_keys=list(spec.ignore_keys),
+                    occurrence=spec.occurrence,
+                )  # fmt: skip
+            )
     if spec.judge is not None:
         with _field(f"{where}.judge"):
             out.append(_judge(spec.judge, ToolCallArgsJudgeEvaluator, tool=spec.tool))

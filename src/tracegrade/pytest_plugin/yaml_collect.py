@@ -14,12 +14,14 @@ import re
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..evaluators.agentic import TrajectoryOrder
+from ..matching import ArgsMode
 from ..tree import validate_query
 from .transcript import Expect, ExpectError, JudgeConfig, ToolCallArgsConfig, Turn
 
@@ -66,15 +68,29 @@ class JudgeSpec(_Spec):
 class ToolCallArgsSpec(_Spec):
     tool: str
     args: dict[str, Any] | None = None
-    mode: Literal["subset", "exact"] = "subset"
+    mode: ArgsMode = "subset"
     judge: JudgeSpec | None = None
+    recursive: bool = False
+    key_modes: dict[str, ArgsMode] | None = None
+    ignore_keys: list[str] = Field(default_factory=list)
+    occurrence: Literal["first", "last", "any"] | Annotated[int, Field(ge=0)] = "any"
+
+
+class StepSpec(_Spec):
+    tool: str
+    args: dict[str, Any] | None = None
+    optional: bool = False
 
 
 class TrajectorySpec(_Spec):
-    expected_trajectory: list[str]
-    order: Literal["exact", "in_order", "any_order"] = "in_order"
+    expected_trajectory: list[str | StepSpec]
+    order: TrajectoryOrder = "in_order"
     threshold: float = Field(default=1.0, ge=0, le=1)
     include_failed: bool = False
+    parallel: Literal["unordered", "ordered"] = "unordered"
+    args_mode: ArgsMode = "subset"
+    agent: str | None = None
+    subtree: dict[str, Any] | None = None
 
 
 class ExpectSpec(_Spec):
@@ -199,6 +215,31 @@ def _line(node: yaml.Node | None, loc: Loc, key: bool = False) -> int | None:
     return line
 
 
+def _union_tag(part: Any) -> bool:
+    """A step pydantic adds to an error's location inside a union (`str`, `StepSpec`, `literal[...]`)."""
+    return isinstance(part, str) and (
+        part in ("str", "int", "float", "bool", "dict", "list")
+        or part[:1].isupper()
+        or part.startswith(("literal[", "constrained-", "function-"))
+    )
+
+
+def _union_errors(errors: list[Any]) -> tuple[Any, int]:
+    """The error to report, and how many other places are wrong. Inside a union, pydantic reports
+    every branch; report the deepest (the branch the input was meant for), joining branches that
+    fail at the same place ("'first', 'last' or 'any'; or: greater than or equal to 0")."""
+    cleaned = [{**e, "loc": tuple(p for p in e["loc"] if not _union_tag(p))} for e in errors]
+    first = cleaned[0]
+    outer = first["loc"][: next((i for i, p in enumerate(errors[0]["loc"]) if _union_tag(p)), len(first["loc"]))]
+    group = [e for e in cleaned if e["loc"][: len(outer)] == outer]
+    deepest = max(len(e["loc"]) for e in group)
+    best = [e for e in group if len(e["loc"]) == deepest]
+    if len(best) > 1 and len({e["loc"] for e in best}) == 1:
+        msgs = list(dict.fromkeys(e["msg"] for e in best))
+        best = [{**best[0], "msg": "; or: ".join(msgs)}]
+    return best[0], len({e["loc"] for e in cleaned if e["loc"][: len(outer)] != outer})
+
+
 def _pydantic_message(err: Any) -> tuple[Loc, str, bool]:
     loc: Loc = tuple(err["loc"])
     kind = err["type"]
@@ -231,8 +272,8 @@ def load_transcript(path: Path) -> Transcript:
     try:
         spec = TranscriptSpec.model_validate(data)
     except ValidationError as e:
-        loc, message, at_key = _pydantic_message(e.errors()[0])
-        more = e.error_count() - 1
+        err, more = _union_errors(e.errors())
+        loc, message, at_key = _pydantic_message(err)
         suffix = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
         raise TranscriptError(path, loc, message + suffix, _line(node, loc, key=at_key)) from None
     try:
@@ -266,9 +307,21 @@ def _turn(spec: TurnSpec, index: int) -> Turn:
             tool_calls_include=ex.tool_calls_include,
             tool_calls_exclude=ex.tool_calls_exclude,
             tool_calls_ordered=ex.tool_calls_ordered,
-            tool_calls_args=[ToolCallArgsConfig(a.tool, a.args, a.mode, _judge(a.judge)) for a in ex.tool_calls_args],
+            tool_calls_args=[
+                ToolCallArgsConfig(
+                    a.tool,
+                    a.args,
+                    a.mode,
+                    _judge(a.judge),
+                    a.recursive,
+                    dict(a.key_modes or {}) or None,
+                    a.ignore_keys,
+                    a.occurrence,
+                )  # fmt: skip
+                for a in ex.tool_calls_args
+            ],
             judge=_judge(ex.judge),
-            trajectory=ex.trajectory.model_dump() if ex.trajectory is not None else None,
+            trajectory=ex.trajectory.model_dump(exclude_defaults=True) if ex.trajectory is not None else None,
             max_tool_calls=ex.max_tool_calls,
             max_model_requests=ex.max_model_requests,
             spans=list(ex.spans),  # type: ignore[arg-type]  # validated above
