@@ -60,11 +60,11 @@ def tracer() -> Tracer:
 
 
 @pytest.fixture
-def fresh_owner(monkeypatch: pytest.MonkeyPatch) -> dict[int, Any]:
-    """An empty ownership table for this test, so its assertions do not depend on other tests."""
-    owner: dict[int, Any] = {}
-    monkeypatch.setattr(_RECORDER, "_owner", owner)
-    return owner
+def fresh_owner(monkeypatch: pytest.MonkeyPatch) -> dict[Any, None]:
+    """An empty table of open captures for this test, so its assertions do not depend on other tests."""
+    captures: dict[Any, None] = {}
+    monkeypatch.setattr(_RECORDER, "_captures", captures)
+    return captures
 
 
 @pytest.fixture
@@ -233,7 +233,7 @@ def test_shutting_down_another_provider_keeps_an_active_captures_spans(tracer: T
 # --- attribution -------------------------------------------------------------------------------------------
 
 
-def test_spans_outside_every_capture_are_not_retained(tracer: Tracer, fresh_owner: dict[int, Any]) -> None:
+def test_spans_outside_every_capture_are_not_retained(tracer: Tracer, fresh_owner: dict[Any, None]) -> None:
     with capture() as finished:
         pass
     elsewhere = contextvars.copy_context()  # a capture open in another context the whole time
@@ -402,7 +402,7 @@ def test_spans_open_at_exit_are_open_spans_not_spans(tracer: Tracer) -> None:
     still_open.end()
 
 
-def test_closed_capture_leaves_no_recorder_state_behind(tracer: Tracer, fresh_owner: dict[int, Any]) -> None:
+def test_closed_capture_leaves_no_recorder_state_behind(tracer: Tracer, fresh_owner: dict[Any, None]) -> None:
     with capture():
         tracer.start_span("ended").end()
         still_open = tracer.start_span("still open")
@@ -516,7 +516,7 @@ def recorder_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCapture
 
 
 def test_failure_recording_a_span_start_does_not_reach_the_application(
-    memory: tuple[TracerProvider, InMemorySpanExporter], fresh_owner: dict[int, Any],
+    memory: tuple[TracerProvider, InMemorySpanExporter], fresh_owner: dict[Any, None],
     recorder_log: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
     provider, exporter = memory
@@ -530,7 +530,7 @@ def test_failure_recording_a_span_start_does_not_reach_the_application(
 
 
 def test_failure_recording_a_span_end_does_not_reach_the_application(
-    memory: tuple[TracerProvider, InMemorySpanExporter], fresh_owner: dict[int, Any],
+    memory: tuple[TracerProvider, InMemorySpanExporter], fresh_owner: dict[Any, None],
     recorder_log: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
     provider, exporter = memory
@@ -557,7 +557,7 @@ def test_failure_reading_the_active_capture_does_not_reach_the_application(
 
 def test_failed_span_start_leaves_no_recorder_state_behind(
     memory: tuple[TracerProvider, InMemorySpanExporter],
-    fresh_owner: dict[int, Any],
+    fresh_owner: dict[Any, None],
 ) -> None:
     # on_start registers the owner before the failing step; nothing releases that entry, which then pins
     # the closed Capture (and every span it recorded) for the life of the process.
@@ -566,3 +566,69 @@ def test_failed_span_start_leaves_no_recorder_state_behind(
         cap._open = RaisingDict()
         provider.get_tracer("app").start_span("app work").end()
     assert fresh_owner == {}
+
+
+# --- what a capture keeps of each span -------------------------------------------------------------
+
+
+def test_kept_spans_read_the_same_as_the_live_spans_for_every_processor() -> None:
+    """The recorder swaps an ended span's bounded containers for what they hold (when nothing was
+    dropped); every public property still reads what the live span held, for the exporter too."""
+    from opentelemetry.attributes import BoundedAttributes
+    from opentelemetry.sdk.trace import SpanLimits
+    from opentelemetry.trace import Link, SpanKind, Status
+
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=3, max_events=1))
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("lib", "1.0", attributes={"scope.attr": 1})
+    live = {}
+    with capture(provider=provider) as cap, tracer.start_as_current_span("root", kind=SpanKind.SERVER) as root:
+        root.add_event("first", {"k": "v"})
+        live["root"] = root
+        link = Link(root.get_span_context(), {"why": "test"})
+        with tracer.start_as_current_span("child", links=[link], attributes={f"k{i}": i for i in range(5)}) as ch:
+            ch.add_event("e1")
+            ch.add_event("e2")  # over the limit: the SDK drops the oldest
+            ch.set_status(Status(StatusCode.ERROR, "boom"))
+            live["child"] = ch
+    assert [s.name for s in cap.spans] == ["child", "root"]
+    assert [s.name for s in exporter.get_finished_spans()] == ["child", "root"]
+    for kept, exported in zip(cap.spans, exporter.get_finished_spans(), strict=True):
+        span = live[kept.name]
+        assert exported is kept  # the object every processor was handed
+        assert kept.context == span.get_span_context() and kept.kind == span.kind
+        assert dict(kept.attributes) == dict(span.attributes)  # type: ignore[attr-defined]
+        assert [(e.name, dict(e.attributes or {})) for e in kept.events] == [
+            (e.name, dict(e.attributes or {}))
+            for e in span.events  # type: ignore[attr-defined]
+        ]
+        assert [ln.context for ln in kept.links] == [ln.context for ln in span.links]  # type: ignore[attr-defined]
+        assert (kept.dropped_attributes, kept.dropped_events) == (span.dropped_attributes, span.dropped_events)  # type: ignore[attr-defined]
+    child, root_kept = cap.spans
+    assert type(root_kept._attributes) is dict and root_kept._events == tuple(live["root"].events)  # slimmed
+    assert type(child._attributes) is BoundedAttributes  # it dropped attributes: kept as the SDK made it
+    assert cap.dropped == [("child", 2, 1)]
+    node = cap.tree.first({"name_equals": "child"})
+    assert node is not None and node.status == "error" and node.status_message == "boom"
+    assert [e.name for e in node.events] == ["e2"] and node.span.scope_attributes == {"scope.attr": 1}
+
+
+def test_only_the_sdks_own_readable_span_is_slimmed() -> None:
+    from opentelemetry.attributes import BoundedAttributes
+
+    from tracegrade.capture import _slim
+
+    class Custom(ReadableSpan):
+        pass
+
+    attrs = BoundedAttributes(attributes={"a": 1}, immutable=True)
+    provider = TracerProvider()
+    with capture(provider=provider) as cap:
+        custom = Custom("custom", provider.get_tracer("t").start_span("x").get_span_context(), attributes=attrs)
+        _RECORDER.on_start(custom)  # type: ignore[arg-type]
+        _RECORDER.on_end(custom)
+    assert cap.spans[-1] is custom and custom._attributes is attrs
+    plain = ReadableSpan("plain", attributes=BoundedAttributes(attributes={"a": 1}, immutable=True))
+    _slim(plain)
+    assert plain._attributes == {"a": 1} and type(plain._attributes) is dict

@@ -495,7 +495,7 @@ def _nodes_from_readable(spans: Iterable[ReadableSpan]) -> list[SpanNode]:
             continue
         if ctx is None or start is None:
             raise ValueError(f"span {span.name!r} has no context or start time")
-        inner = getattr(attrs, "_dict", None)
+        inner = attrs if type(attrs) is dict else getattr(attrs, "_dict", None)  # a dict: slimmed by the recorder
         append(SpanNode(
             span._name, ctx.trace_id, ctx.span_id, parent.span_id if parent is not None else None, start, end,
             inner if isinstance(inner, dict) and end is not None else (span.attributes or {}),
@@ -508,7 +508,7 @@ def _attributes_of(span: ReadableSpan) -> Mapping[str, Any]:
     """The span's attributes without a copy. A finished SDK span's `BoundedAttributes` is immutable;
     reading its plain dict avoids a Python-level `Mapping.get` on every lookup (20x faster)."""
     attrs = getattr(span, "_attributes", None)
-    inner = getattr(attrs, "_dict", None)
+    inner = attrs if type(attrs) is dict else getattr(attrs, "_dict", None)
     if isinstance(inner, dict) and span.end_time is not None:
         return inner
     return span.attributes or {}
