@@ -535,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     q = args.quick
     reps = {1_000: 3 if q else 9, 10_000: 3 if q else 5}  # targets 1-2
     reps_lcs, reps_dp = (3, 2) if q else (9, 3)
-    reps_capture = {1_000: 5 if q else 15, 10_000: 3 if q else 5}
+    reps_capture = {1_000: 5 if q else 15, 10_000: 3 if q else 11}
     t_start = time.perf_counter()
 
     def log(msg: str) -> None:
