@@ -198,10 +198,11 @@ def _timed(fn: Callable[[], Any]) -> float:
 _CHILD = r"""
 import resource, sys
 from tracegrade import grade
-from tracegrade.evaluators import ToolCorrectness, MaxToolCalls
+from tracegrade.evaluators import MaxModelRequests, MaxToolCalls, ToolCallEvaluator
 from tracegrade.ingest import iter_traces
 baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-evaluators = [ToolCorrectness(expected_tools=["get_order"]), MaxToolCalls(max_calls=20)]
+# checks every generated run passes: `passed == traces` shows each trace was read whole and graded
+evaluators = [ToolCallEvaluator(must_exclude=["delete_account"]), MaxToolCalls(max_calls=4), MaxModelRequests(max_requests=5)]
 traces = passed = 0
 for tree in iter_traces(sys.argv[1]):
     traces += 1

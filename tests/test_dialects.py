@@ -772,17 +772,10 @@ def test_agent_span_usage_is_the_runs_total_not_a_model_request() -> None:
 # --- the same files, written as OTLP/JSON and read back ------------------------------------------
 
 
-def _otlp_writer() -> Any:
-    write = getattr(tracegrade.ingest, "write_otlp_json", None)
-    if write is None:
-        pytest.skip("tracegrade.ingest.write_otlp_json does not exist yet")
-    return write
-
-
 @pytest.mark.parametrize("content", [True, False], ids=["content-on", "content-off"])
 @pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
 def test_otlp_json_files_of_every_dialect_give_the_same_verdicts(tmp_path: Any, nested: bool, content: bool) -> None:
-    write = _otlp_writer()
+    write = tracegrade.ingest.write_otlp_json
     for label in FLAVOR_IDS:
         path = tmp_path / f"{label}.json"
         write([Span.from_readable(s) for s in scenario_spans(label, nested, content)], path)
@@ -792,7 +785,7 @@ def test_otlp_json_files_of_every_dialect_give_the_same_verdicts(tmp_path: Any, 
 
 
 def test_otlp_json_keeps_structured_arguments(tmp_path: Any) -> None:
-    write = _otlp_writer()
+    write = tracegrade.ingest.write_otlp_json
     path = tmp_path / "structured.json"
     rec = Recorder()
     rec.leaf(genai_tool("search", {"q": "x", "n": 2}).spec, "test", None)
