@@ -159,13 +159,20 @@ class SpanRecorder(SpanProcessor):
             while cap.closed:  # a task that outlived its capture block: fall back to an open enclosing one
                 if (cap := cap.parent) is None:
                     return
-            cap._open[_span_id(span)] = span
+            try:  # _span_id(span), inlined on the hot path
+                sid = span._context[1]  # type: ignore[index]
+            except (AttributeError, TypeError):
+                sid = span.get_span_context().span_id
+            cap._open[sid] = span
         except Exception:  # a recorder bug must never reach the instrumented application
             _log.debug("tracegrade: SpanRecorder.on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            sid = _span_id(span)
+            try:  # _span_id(span), inlined on the hot path
+                sid = span._context[1]  # type: ignore[index]
+            except (AttributeError, TypeError):
+                sid = _span_id(span)
             cap = _ACTIVE.get()  # where it ends is nearly always where (or under where) it started
             while cap is not None and cap._open.pop(sid, None) is None:
                 cap = cap.parent
