@@ -237,6 +237,35 @@ def test_bad_protobuf(tmp_path: Path) -> None:
     assert "protobuf" in err.problem
 
 
+def test_protobuf_streams_are_read_message_by_message(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.trace.v1 import trace_pb2
+
+    from tracegrade.ingest import iter_traces
+
+    def message(trace: int) -> bytes:
+        root = trace_pb2.Span(trace_id=trace.to_bytes(16, "big"), span_id=b"\x02" * 8, name=f"run {trace}",
+                              start_time_unix_nano=1, end_time_unix_nano=2)  # fmt: skip
+        req = ExportTraceServiceRequest(resource_spans=[trace_pb2.ResourceSpans(scope_spans=[
+            trace_pb2.ScopeSpans(spans=[root])])])  # fmt: skip
+        raw = req.SerializeToString()
+        return len(raw).to_bytes(4, "big") + raw
+
+    good = message(1) + message(2)
+    path = tmp_path / "s.pb"
+    path.write_bytes(good + message(3)[:-3])  # the last message is cut short
+    traces = iter_traces(path, idle_lines=1)
+    assert next(traces).roots[0].name == "run 1"  # complete once message 1 was read: before the bad one
+    with pytest.raises(TraceFormatError) as e:
+        next(traces)
+    assert (e.value.location, e.value.problem) == ("message 2", f"truncated message ({len(message(3)) - 7} of "
+                                                                 f"{len(message(3)) - 4} bytes)")  # fmt: skip
+    assert "s.pb" in str(e.value)
+    path.write_bytes(good + b"\x00\x00")
+    with pytest.raises(TraceFormatError, match=r"message 2: truncated length prefix \(2 of 4 bytes\)"):
+        list(read_spans(path))
+
+
 def test_jaeger_errors_name_their_path(tmp_path: Path) -> None:
     jspan = {"traceID": TRACE, "spanID": "00000000000000a1", "operationName": "x", "startTime": 1, "duration": 1,
              "processID": "p9", "tags": []}  # fmt: skip

@@ -5,8 +5,8 @@ Formats, sniffed by content (not by file name):
 - OTLP/JSON: one `ExportTraceServiceRequest` / `TracesData` document; also Tempo's `batches` and
   the `trace` / `result` wrappers of Tempo v2 and Jaeger v3.
 - OTel Collector file-exporter JSON lines: one request per line, streamed line by line.
-- OTLP protobuf: a single message or the collector's 4-byte length-prefixed stream (needs the
-  `proto` extra: `pip install tracegrade[proto]`).
+- OTLP protobuf: a single message or the collector's 4-byte length-prefixed stream, read message
+  by message (needs the `proto` extra: `pip install tracegrade[proto]`).
 - Jaeger JSON (`data[].spans`, UI download or `/api/traces`).
 - Any of these gzip-compressed.
 

@@ -13,7 +13,7 @@ from ..spans import Span, SpanEvent, SpanKind, SpanStatus
 from ._errors import Bad, TraceFormatError
 from ._otlp import STATUSES, check_size
 
-__all__ = ["frames", "message_class", "span_paths", "spans_from_message"]
+__all__ = ["message_class", "span_paths", "spans_from_message"]
 
 _KINDS: dict[int, SpanKind] = {0: "internal", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 
@@ -28,23 +28,6 @@ def message_class(path: str) -> Any:
             path,
         ) from e
     return ExportTraceServiceRequest
-
-
-def frames(data: bytes) -> list[memoryview] | None:
-    """The messages of a length-prefixed stream, or None when `data` is not one (a single message)."""
-    view = memoryview(data)
-    out = []
-    pos, size = 0, len(data)
-    while pos < size:
-        if pos + 4 > size:
-            return None
-        length = int.from_bytes(view[pos : pos + 4], "big")
-        end = pos + 4 + length
-        if end > size or (length and view[pos + 4] != 0x0A):  # 0x0a: field 1 (resource_spans), length-delimited
-            return None
-        out.append(view[pos + 4 : end])
-        pos = end
-    return out
 
 
 def _any(v: Any, limit: int) -> Any:

@@ -289,14 +289,33 @@ def _reread_json(path: str, line: int | None) -> Any:
 
 
 def _messages(path: str, compressed: bool) -> Iterator[tuple[str, bytes]]:
+    """A single message, or the messages of a length-prefixed stream read one at a time (so a large
+    stream is never in memory at once). A stream starts with a 4-byte length whose first byte is
+    not 0x0a, then a message starting with 0x0a (field 1, `resource_spans`); one message starts
+    with 0x0a itself."""
     with _opened(path, compressed) as f:
-        data = f.read()
-    stream = _protobuf.frames(data)
-    if stream is None:
-        yield "", data
-    else:
-        for i, frame in enumerate(stream):
-            yield f"message {i}", bytes(frame)
+        head = f.read(5)
+        if len(head) < 5 or head[0] == 0x0A or head[4] != 0x0A:
+            yield "", head + f.read()
+            return
+        index, buffered = 0, head  # bytes read ahead of the current position
+        while True:
+            if len(buffered) < 4:
+                buffered += f.read(4 - len(buffered))
+                if not buffered:
+                    return
+                if len(buffered) < 4:
+                    raise TraceFormatError(f"truncated length prefix ({len(buffered)} of 4 bytes)", path, None,
+                                           f"message {index}")  # fmt: skip
+            length = int.from_bytes(buffered[:4], "big")
+            body, buffered = buffered[4 : 4 + length], buffered[4 + length :]
+            if len(body) < length:
+                body += f.read(length - len(body))
+            if len(body) < length:
+                raise TraceFormatError(f"truncated message ({len(body)} of {length} bytes)", path, None,
+                                       f"message {index}")  # fmt: skip
+            yield f"message {index}", body
+            index += 1
 
 
 def _protobuf_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
