@@ -43,6 +43,11 @@ def test_show_command_renders_tree_and_trajectory(cap, tmp_path: Path, capsys: p
     out = capsys.readouterr().out
     assert "execute_tool search" in out and 'tool=search args={"q":"x"}' in out
     assert "answer(text='hi')" in out and "(failed: retry requested)" in out
+    root = Path(__file__).resolve().parent.parent
+    assert (
+        main(["show", str(root / "fixtures/dialects/openinference.json")]) == 0
+    )  # arguments as the dialect reads them
+    assert 'search (0.2 ms) [error]  tool=search args={"q":"order 1234"}' in capsys.readouterr().out
     assert main(["show", str(tmp_path / "missing.json")]) == 2
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -172,19 +172,26 @@ def _markdown(graded: Sequence[_Graded], failed: set[str], summary: str) -> str:
     return "\n".join(lines)
 
 
-def _show(args: argparse.Namespace, console: Console) -> int:
-    def tool_args(node: SpanNode) -> str:
-        name = node.attributes.get("gen_ai.tool.name") or node.attributes.get("tool.name")
-        if not name:
-            return ""
-        raw = node.attributes.get("gen_ai.tool.call.arguments", node.attributes.get("tool_arguments"))
-        return f"  tool={name} args={raw if raw is not None else '<not recorded>'}"
+def _tool_labels(traj: Trajectory) -> Callable[[SpanNode], str]:
+    """`  tool=NAME args={...}` for the spans the dialect read as tool calls (any convention)."""
+    calls = {id(c.span): c for c in traj.calls(include_failed=True, include_deferred=True) if c.span is not None}
 
+    def label(node: SpanNode) -> str:
+        call = calls.get(id(node))
+        if call is None:
+            return ""
+        args = json.dumps(call.args, separators=(",", ":"), default=repr) if call.args_recorded else "<not recorded>"
+        return f"  tool={call.name} args={args}"
+
+    return label
+
+
+def _show(args: argparse.Namespace, console: Console) -> int:
     shown = 0
     for label, tree, traj in _traces(args.paths, args.dialect):
         shown += 1
         console.rule(label)
-        console.print(tree.render(attributes=tool_args), highlight=False, markup=False)
+        console.print(tree.render(attributes=_tool_labels(traj)), highlight=False, markup=False)
         console.print("trajectory:")
         for line in trajectory_lines(traj):
             console.print(line, highlight=False)
