@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..ingest import read_spans, write_otlp_json
 from ..tree import SpanTree
 
 __all__ = ["DEFAULT_RECORD_DIR", "TraceRecorder", "fixture_stem", "recorded_trace"]
@@ -50,6 +49,8 @@ class TraceRecorder:
         self.written: list[Path] = []
 
     def save(self, nodeid: str, spans: Iterable[Any]) -> Path:
+        from ..ingest import write_otlp_json  # the readers and writers load only when recording
+
         stem = fixture_stem(nodeid)
         k = self._counts[stem] = self._counts.get(stem, 0) + 1
         target = self.directory / f"{stem}-run{k}.json"
@@ -88,4 +89,6 @@ def recorded_trace(name: str, *, run: int = 1, directory: str | os.PathLike[str]
         elif known:
             hint = f" ({len(known)} other recordings there)"
         raise FileNotFoundError(f"no recorded trace {rel!r} in {root}{hint}")
+    from ..ingest import read_spans
+
     return SpanTree.from_spans(list(read_spans(path)))
