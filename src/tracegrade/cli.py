@@ -76,10 +76,6 @@ def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, Sp
             yield label, tree, Trajectory.from_tree(tree, dialect=dialect)
 
 
-def _counts_as_pass(r: EvalResult, not_evaluated: str) -> bool:
-    return r.passed or (r.outcome == "not_evaluated" and not_evaluated == "skip")
-
-
 _Graded = tuple[str, list[str], list[EvalResult]]
 """(trace label, its tool calls described, the results)."""
 
@@ -105,7 +101,7 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
     failed: set[str] = set()
     for label, _tree, traj in _traces(args.paths, args.dialect):
         results = grade(traj, evaluators)
-        ok = all(_counts_as_pass(r, args.not_evaluated) for r in results)
+        ok = all(r.counts_as_passed(args.not_evaluated) for r in results)
         if not ok:
             failed.add(label)
         if args.format == "table":

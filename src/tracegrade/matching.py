@@ -19,6 +19,7 @@ __all__ = [
     "check_occurrence",
     "diff_arguments",
     "lcs_length",
+    "occurrence_index",
     "step_matches",
 ]
 
@@ -40,6 +41,12 @@ def check_occurrence(occ: object) -> None:
     """Raise `ValueError` unless `occ` is `"first"`, `"last"`, `"any"` or a 0-based index."""
     if not (occ in ("first", "last", "any") or (isinstance(occ, int) and not isinstance(occ, bool) and occ >= 0)):
         raise ValueError(f"occurrence must be 'first', 'last', 'any' or a 0-based index >= 0, got {occ!r}")
+
+
+def occurrence_index(occ: Literal["first", "last"] | int, count: int) -> int | None:
+    """The 0-based index `occ` picks among `count` calls, or None when it picks none."""
+    index = 0 if occ == "first" else count - 1 if occ == "last" else int(occ)
+    return index if 0 <= index < count else None
 
 
 def diff_arguments(

@@ -52,6 +52,10 @@ class EvalResult:
         """The score for scoring evaluators, else `passed`."""
         return self.score if self.score is not None else self.passed
 
+    def counts_as_passed(self, not_evaluated: Literal["fail", "skip"] = "fail") -> bool:
+        """Whether this result lets its run pass: `passed`, or `not_evaluated` under the `"skip"` policy."""
+        return self.passed or (not_evaluated == "skip" and self.outcome == "not_evaluated")
+
     @classmethod
     def not_evaluated(cls, reasoning: str, score: float | None = None) -> EvalResult:
         return cls(False, reasoning, score, "not_evaluated")

@@ -21,6 +21,7 @@ from ..matching import (
     check_occurrence,
     diff_arguments,
     lcs_length,
+    occurrence_index,
     step_matches,
 )
 from ..models import EvalResult, TurnContext
@@ -288,8 +289,7 @@ class ArgumentCorrectness(_Scoped):
         occ = self.occurrence
         if occ == "any":
             return self._any(calls)
-        index = 0 if occ == "first" else len(calls) - 1 if occ == "last" else int(occ)
-        if index >= len(calls):
+        if (index := occurrence_index(occ, len(calls))) is None:
             return EvalResult(
                 False,
                 f"Tool {self.tool_name!r} was called {len(calls)} time(s); occurrence={occ!r} selects none of them.",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments
+from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments, occurrence_index
 from ..models import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
 from .agentic import not_recorded_reason
@@ -151,8 +151,8 @@ class ToolCallArgsEvaluator(BaseEvaluator):
             return EvalResult(False, f"tool {self.tool!r} was never called (called: "
                                      f"{[c.name for c in _calls(ctx)]!r}){source_note(ctx)}")  # fmt: skip
         occ = self.occurrence
-        index = 0 if occ == "first" else len(matching) - 1 if occ == "last" else int(occ)
-        if index >= len(matching):
+        assert occ != "any"  # evaluate() checks every call for "any"
+        if (index := occurrence_index(occ, len(matching))) is None:
             return EvalResult(False, f"tool {self.tool!r} was called {len(matching)} time(s); "
                                      f"occurrence={occ!r} selects none of them")  # fmt: skip
         call = matching[index]

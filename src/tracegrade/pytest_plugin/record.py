@@ -31,10 +31,10 @@ def _safe(part: str) -> str:
 def fixture_stem(nodeid: str) -> str:
     """The file stem (relative path, no `-runN.json`) of a test's recordings."""
     file, _, rest = nodeid.partition("::")
-    parts = [_safe(p) for p in Path(file.removesuffix(".py")).parts if p not in ("", ".", "..")]
-    name = _safe(rest.replace("::", ".")) if rest else "test"
-    stem = "/".join([*parts, name])
-    if "/".join([*Path(file.removesuffix(".py")).parts, rest.replace("::", ".")]) != stem:
+    raw = [*Path(file.removesuffix(".py")).parts, rest.replace("::", ".")]
+    safe = [_safe(p) for p in raw[:-1] if p not in ("", ".", "..")] + [_safe(raw[-1]) if rest else "test"]
+    stem = "/".join(safe)
+    if safe != raw:  # characters were replaced: keep names of different tests apart
         stem += "-" + hashlib.sha1(nodeid.encode()).hexdigest()[:8]
     return stem
 

@@ -62,8 +62,7 @@ class TurnResult:
     @property
     def failures(self) -> list[EvalResult]:
         """The checks that made the turn fail (with `not_evaluated="skip"`, not the unevaluated ones)."""
-        skip = self.not_evaluated == "skip"
-        return [r for r in self.eval_results if not r.passed and not (skip and r.outcome == "not_evaluated")]
+        return [r for r in self.eval_results if not r.counts_as_passed(self.not_evaluated)]
 
 
 @dataclass
@@ -317,8 +316,7 @@ class EvalSession:
             ctx = self._context(turn, cap, reply, returned, history)
             history.append({"role": "assistant", "content": reply})
             verdicts = list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in turn.expect.build())))
-            skip = self.not_evaluated == "skip"
-            ok = all(v.passed or (skip and v.outcome == "not_evaluated") for v in verdicts)
+            ok = all(v.counts_as_passed(self.not_evaluated) for v in verdicts)
             results.append(
                 TurnResult(
                     index,
