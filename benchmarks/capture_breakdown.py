@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import resource
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +23,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace import Span as SDKSpan
 
 from bench_core import Variant, make_workload, measure, paired_ratio, span_attributes
-from tracegrade.capture import _ACTIVE, Capture, SpanRecorder, _slim
+from tracegrade.capture import _ACTIVE, Capture, SpanRecorder, _slim, capture
+
+_capture: Any = importlib.import_module("tracegrade.capture")  # the module: `tracegrade.capture` is the function
 
 
 class DoNothing(SpanRecorder):
@@ -55,18 +58,17 @@ class KeepSlimmed(DoNothing):
 
 
 def variant(recorder: SpanRecorder, attrs: list[dict[str, Any]]) -> Callable[[Any], Capture]:
+    """The benchmark's timed block, `with capture(): workload()`, with `recorder` in place of the global one."""
     provider = TracerProvider()
-    provider.add_span_processor(recorder)
     workload = make_workload(provider, attrs)
 
-    def run(_: Any) -> Capture:  # what capture() does, with this recorder instead of the global one
-        cap = Capture()
-        token = _ACTIVE.set(cap)
-        recorder._register(cap)
-        workload()
-        _ACTIVE.reset(token)
-        cap._finish()
-        recorder._release(cap)
+    def run(_: Any) -> Capture:
+        saved, _capture._RECORDER = _capture._RECORDER, recorder  # capture() attaches and registers with it
+        try:
+            with capture(provider=provider) as cap:
+                workload()
+        finally:
+            _capture._RECORDER = saved
         return cap
 
     return run
@@ -75,7 +77,7 @@ def variant(recorder: SpanRecorder, attrs: list[dict[str, Any]]) -> Callable[[An
 def costs(run: Callable[[Any], Any]) -> str:
     """GC collections (per generation, with their time) and page faults of one run."""
     count: Counter[int] = Counter()
-    spent: Counter[int] = Counter()
+    spent: defaultdict[int, float] = defaultdict(float)
     started = [0.0]
 
     def on_gc(phase: str, info: dict[str, int]) -> None:
@@ -83,7 +85,7 @@ def costs(run: Callable[[Any], Any]) -> str:
             started[0] = time.perf_counter()
         else:
             count[info["generation"]] += 1
-            spent[info["generation"]] += time.perf_counter() - started[0]  # type: ignore[assignment]
+            spent[info["generation"]] += time.perf_counter() - started[0]
 
     gc.collect()
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
