@@ -46,3 +46,6 @@ def test_a_user_type_checker_sees_tracegrade_annotations(tmp_path: Path) -> None
     assert status == 1
     assert 'Argument "max_calls" to "MaxToolCalls" has incompatible type "str"; expected "int"' in out
     assert "import-untyped" not in out
+    # names load lazily at run time, but a type checker still knows which ones exist
+    out, status = _mypy(tmp_path, USER_CODE.replace("import EvalResult,", "import EvalResults,"))
+    assert status == 1 and 'Module "tracegrade" has no attribute "EvalResults"' in out, out

@@ -2,52 +2,62 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .capture import Capture, SpanRecorder, capture
-from .content import instrument_content
-from .evaluators import (
-    ArgumentCorrectness,
-    ContainsEvaluator,
-    HasMatchingSpan,
-    JudgeEvaluator,
-    MaxModelRequests,
-    MaxToolCalls,
-    ToolCallArgsEvaluator,
-    ToolCallArgsJudgeEvaluator,
-    ToolCallEvaluator,
-    ToolCorrectness,
-    TrajectoryJudge,
-    TrajectoryMatch,
-)
-from .grading import agrade, grade
-from .models import EvalResult, TurnContext
-from .pytest_plugin.record import recorded_trace
-from .pytest_plugin.session import TranscriptResult
-from .pytest_plugin.transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
-from .spans import Span
-from .trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall, Trajectory
-from .tree import SpanNode, SpanQuery, SpanTree
+from ._lazy import lazy_attributes
+from .capture import Capture, SpanRecorder, capture  # eager: the submodule `capture` must not shadow the function
 
 if TYPE_CHECKING:
+    from .content import instrument_content
+    from .evaluators import (
+        ArgumentCorrectness,
+        ContainsEvaluator,
+        HasMatchingSpan,
+        JudgeEvaluator,
+        MaxModelRequests,
+        MaxToolCalls,
+        ToolCallArgsEvaluator,
+        ToolCallArgsJudgeEvaluator,
+        ToolCallEvaluator,
+        ToolCorrectness,
+        TrajectoryJudge,
+        TrajectoryMatch,
+    )
+    from .grading import agrade, grade
     from .ingest import TraceFormatError, load_traces, write_otlp_json
+    from .models import EvalResult, TurnContext
+    from .pytest_plugin.record import recorded_trace
+    from .pytest_plugin.session import TranscriptResult
+    from .pytest_plugin.transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
+    from .spans import Span
+    from .trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall, Trajectory
+    from .tree import SpanNode, SpanQuery, SpanTree
 
 __version__ = "0.1.0"
 
-# The trace-file readers load on first use: the pytest plugin imports this package in every
-# session, and most sessions never read a file (~60 ms of imports saved).
-_LAZY = {"TraceFormatError": ".ingest", "load_traces": ".ingest", "write_otlp_json": ".ingest"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tracegrade' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
+# Everything but capture loads on first use: pytest imports this package through the plugin in every
+# session of every project it is installed in, most of which never grade anything (the evaluators,
+# judges, transcript models and trace readers cost ~0.3 s of imports, more when they build the
+# first pydantic model of the process).
+_LAZY = {
+    name: module
+    for module, names in {
+        ".content": "instrument_content",
+        ".evaluators": "ArgumentCorrectness ContainsEvaluator HasMatchingSpan JudgeEvaluator MaxModelRequests "
+        "MaxToolCalls ToolCallArgsEvaluator ToolCallArgsJudgeEvaluator ToolCallEvaluator ToolCorrectness "
+        "TrajectoryJudge TrajectoryMatch",
+        ".grading": "agrade grade",
+        ".ingest": "TraceFormatError load_traces write_otlp_json",
+        ".models": "EvalResult TurnContext",
+        ".pytest_plugin.record": "recorded_trace",
+        ".pytest_plugin.session": "TranscriptResult",
+        ".pytest_plugin.transcript": "AgentReply Expect JudgeConfig ToolCallArgsConfig Turn",
+        ".spans": "Span",
+        ".trajectory": "NOT_RECORDED AgentRun ModelRequest ToolCall Trajectory",
+        ".tree": "SpanNode SpanQuery SpanTree",
+    }.items()
+    for name in names.split()
+}
 
 __all__ = [
     "NOT_RECORDED",
@@ -91,3 +101,6 @@ __all__ = [
     "recorded_trace",
     "write_otlp_json",
 ]
+
+if not TYPE_CHECKING:  # type checkers read the imports above; a misspelt name stays an error for them
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY, __all__)

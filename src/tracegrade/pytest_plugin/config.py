@@ -30,7 +30,9 @@ __all__ = [
 class AgentEvalSettings(BaseModel):
     """The resolved settings of a test session."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built on first validation, not at import: building the process's first pydantic model loads
+    # every installed pydantic plugin (logfire's: ~0.5 s), and a session with no settings needs none
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     model: str | None = None
     """pydantic-ai model id of the judges (`JudgeEvaluator`, YAML `judge:`) when they name none."""
@@ -147,6 +149,8 @@ def resolve_settings(
         for key, value in layer.values.items():
             merged[key] = value
             sources[key] = layer.source
+    if not merged:  # nothing configured: the defaults, which the model's own test validates
+        return AgentEvalSettings.model_construct(), sources
     try:
         settings = AgentEvalSettings.model_validate(merged)
     except ValidationError as e:

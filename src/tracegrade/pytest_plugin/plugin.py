@@ -10,18 +10,21 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..capture import capture
-from ..tree import SpanTree
 from .config import AgentEvalSettings, ConfigError, MarkerOptions, find_pyproject, marker_options, resolve_settings
-from .record import TraceRecorder
-from .record import recorded_trace as load_recorded
-from .report import markdown_report, terminal_lines, transcript_record
-from .session import EvalSession, TranscriptResult
-from .yaml_collect import AgentEvalFile, is_transcript_file
+
+if TYPE_CHECKING:
+    from ..tree import SpanTree
+    from .record import TraceRecorder
+    from .session import EvalSession, TranscriptResult
+
+# pytest loads this module in every session of every project tracegrade is installed in: the
+# session, report, recorder and YAML modules (evaluators, judges, transcript models, PyYAML) are
+# imported by the hooks and fixtures that use them, so a session that grades nothing pays ~50 ms.
 
 __all__ = ["SKIP_REASON", "agent_eval", "llm_eval_agent", "recorded_trace", "span_capture"]
 
@@ -95,7 +98,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
     root = pyproject.parent if pyproject is not None else config.rootpath
     record_dir = (root / settings.record_dir).resolve()
-    recorder = TraceRecorder(record_dir) if settings.record else None
+    recorder = None
+    if settings.record:
+        from .record import TraceRecorder
+
+        recorder = TraceRecorder(record_dir)
     config.stash[_STATE] = _State(settings, [(root / d).resolve() for d in settings.yaml_dirs], record_dir, recorder)
     config.pluginmanager.register(_Reporter(config), "tracegrade-agent-eval-reporter")
 
@@ -106,7 +113,11 @@ def _state(config: pytest.Config) -> _State:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     state = parent.config.stash.get(_STATE, None)
-    if state is None or not state.yaml_dirs or not is_transcript_file(file_path, state.yaml_dirs):
+    if state is None or not state.yaml_dirs or file_path.suffix not in (".yaml", ".yml"):
+        return None
+    from .yaml_collect import AgentEvalFile, is_transcript_file
+
+    if not is_transcript_file(file_path, state.yaml_dirs):
         return None
     return AgentEvalFile.from_parent(parent, path=file_path)
 
@@ -177,12 +188,16 @@ class _Reporter:
             if not path.is_absolute():
                 path = self.config.rootpath / path
             path.parent.mkdir(parents=True, exist_ok=True)
+            from .report import markdown_report
+
             path.write_text(markdown_report(state.records, state.skipped), encoding="utf-8")
             state.report_written = path
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         state = self.state
         if state.records:
+            from .report import terminal_lines
+
             terminalreporter.write_sep("=", "agent_eval")
             for line in terminal_lines(state.records):
                 terminalreporter.write_line(line)
@@ -205,6 +220,9 @@ class _Reporter:
 def agent_eval(request: pytest.FixtureRequest) -> EvalSession:
     """`await agent_eval.run(agent=..., turns=[...])` → `TranscriptResult`; threshold and runs come
     from `@pytest.mark.agent_eval`, falling back to `[tool.agent_eval]`."""
+    from .report import transcript_record
+    from .session import EvalSession
+
     state = _state(request.config)
     node = request.node
     options = node.stash.get(_OPTIONS, None)
@@ -248,6 +266,8 @@ def llm_eval_agent() -> Any:
 def recorded_trace(request: pytest.FixtureRequest) -> Callable[..., SpanTree]:
     """`recorded_trace(name, run=1)`: a run saved by `pytest --tracegrade-record`, as a `SpanTree`
     (looked up under `record_dir`, default `fixtures/traces/` in the project root)."""
+    from .record import recorded_trace as load_recorded
+
     directory = _state(request.config).record_dir
 
     def load(name: str, *, run: int = 1) -> SpanTree:
