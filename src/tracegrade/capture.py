@@ -131,10 +131,11 @@ def _slim(span: ReadableSpan) -> None:
     # attribute access, not span.__dict__: reading __dict__ would materialize a dict per span
     if type(a := span._attributes) is _BoundedAttributes and not a.dropped:
         span._attributes = a._dict
+    # `tuple()` of an empty deque costs ~0.2 µs a span in the SDK's hot path; most spans have neither
     if type(ev := span._events) is _BoundedList and not ev.dropped:
-        span._events = tuple(ev._dq)  # type: ignore[attr-defined]
+        span._events = tuple(ev._dq) if ev._dq else ()  # type: ignore[attr-defined]
     if type(ln := span._links) is _BoundedList and not ln.dropped:
-        span._links = tuple(ln._dq)  # type: ignore[attr-defined]
+        span._links = tuple(ln._dq) if ln._dq else ()  # type: ignore[attr-defined]
 
 
 class SpanRecorder(SpanProcessor):
