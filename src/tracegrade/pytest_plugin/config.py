@@ -149,7 +149,7 @@ def resolve_settings(
         for key, value in layer.values.items():
             merged[key] = value
             sources[key] = layer.source
-    if not merged:  # nothing configured: the defaults, which the model's own test validates
+    if not merged:  # nothing configured: the defaults, unvalidated (a test checks they are the validated ones)
         return AgentEvalSettings.model_construct(), sources
     try:
         settings = AgentEvalSettings.model_validate(merged)
