@@ -14,7 +14,7 @@ def lazy_attributes(
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """`(__getattr__, __dir__)` for `package`: `where` maps a name to its relative submodule; a loaded
     name is cached in the package's `namespace`, so each one is looked up once."""
-    names = sorted({*public, *where})
+    names = {*public, *where}
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)

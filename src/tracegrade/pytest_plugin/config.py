@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +22,7 @@ __all__ = [
     "ConfigError",
     "MarkerOptions",
     "find_pyproject",
+    "is_transcript_file",
     "marker_options",
     "resolve_settings",
 ]
@@ -86,6 +87,14 @@ def find_pyproject(rootpath: Path, inipath: Path | None) -> Path | None:
         return inipath
     candidate = rootpath / "pyproject.toml"
     return candidate if candidate.is_file() else None
+
+
+def is_transcript_file(file_path: Path, yaml_dirs: Sequence[Path]) -> bool:
+    """Whether pytest should collect `file_path` as a YAML transcript (a `.yaml`/`.yml` under `yaml_dirs`)."""
+    if file_path.suffix not in (".yaml", ".yml"):
+        return False
+    resolved = file_path.resolve()
+    return any(resolved.is_relative_to(d) for d in yaml_dirs)
 
 
 def _pyproject_layer(path: Path | None) -> _Layer:

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..capture import capture
-from .config import AgentEvalSettings, ConfigError, MarkerOptions, find_pyproject, marker_options, resolve_settings
+from .config import (
+    AgentEvalSettings,
+    ConfigError,
+    MarkerOptions,
+    find_pyproject,
+    is_transcript_file,
+    marker_options,
+    resolve_settings,
+)
 
 if TYPE_CHECKING:
     from ..tree import SpanTree
@@ -113,12 +121,10 @@ def _state(config: pytest.Config) -> _State:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     state = parent.config.stash.get(_STATE, None)
-    if state is None or not state.yaml_dirs or file_path.suffix not in (".yaml", ".yml"):
+    if state is None or not state.yaml_dirs or not is_transcript_file(file_path, state.yaml_dirs):
         return None
-    from .yaml_collect import AgentEvalFile, is_transcript_file
+    from .yaml_collect import AgentEvalFile
 
-    if not is_transcript_file(file_path, state.yaml_dirs):
-        return None
     return AgentEvalFile.from_parent(parent, path=file_path)
 
 

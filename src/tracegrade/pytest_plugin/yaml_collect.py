@@ -334,13 +334,6 @@ def _turn(spec: TurnSpec, index: int) -> Turn:
 # --- pytest collection ----------------------------------------------------------------------------------
 
 
-def is_transcript_file(file_path: Path, yaml_dirs: Sequence[Path]) -> bool:
-    if file_path.suffix not in (".yaml", ".yml"):
-        return False
-    resolved = file_path.resolve()
-    return any(resolved.is_relative_to(d) for d in yaml_dirs)
-
-
 class AgentEvalFile(pytest.File):
     """One transcript file; collects one `AgentEvalItem`."""
 
