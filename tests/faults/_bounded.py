@@ -1,0 +1,61 @@
+"""Run a piece of Python in a child process bounded in time and memory, and report what it used.
+
+A fault test that could hang or blow up memory runs its attack here: the child is killed at the
+time limit (the test fails naming the hang) and capped in address space, and its peak RSS is read
+back so a test can assert a memory bound.
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+
+_MARK = "@@tracegrade-peak-rss-kb="
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    peak_rss_mb: float
+
+
+def run_bounded(code: str, *, timeout: float = 60.0, max_memory_mb: int = 2048) -> ChildResult:
+    """Run `code` (dedented) in a fresh interpreter; fail the calling test if it outlives `timeout`.
+
+    The child's address space is capped at `max_memory_mb` (a MemoryError past it, not a machine
+    in swap); `peak_rss_mb` is the child's own maximum resident set size.
+    """
+    body = textwrap.dedent(code)
+    wrapped = (
+        body
+        + "\nimport resource as _r, sys as _s\n"
+        + f"_s.stdout.write('\\n{_MARK}' + str(_r.getrusage(_r.RUSAGE_SELF).ru_maxrss) + '\\n')\n"
+    )
+    limit = max_memory_mb * 1024 * 1024
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", wrapped],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=cap,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"child did not finish within {timeout} s (a hang); stderr:\n{e.stderr!r}") from None
+    peak = 0.0
+    out_lines = []
+    for line in proc.stdout.splitlines():
+        if line.startswith(_MARK):
+            peak = int(line[len(_MARK) :]) / 1024
+        else:
+            out_lines.append(line)
+    return ChildResult(proc.returncode, "\n".join(out_lines), proc.stderr, peak)
