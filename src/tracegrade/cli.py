@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -200,6 +201,12 @@ class _BadInput(Exception):
     pass
 
 
+_PLUGGED: dict[str, tuple[str, str]] = {
+    # name: (module with `add_arguments(parser)` and `run(args, console) -> int`, help)
+}
+"""Subcommands that live in their own module (imported when the parser is built; keep their imports light)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tracegrade", description="Grade AI agents from their OpenTelemetry traces.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -217,6 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="render each trace as a tree, with its extracted trajectory")
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--dialect", default=None)
+    for name, (module, help_text) in _PLUGGED.items():
+        importlib.import_module(module).add_arguments(sub.add_parser(name, help=help_text))
     return parser
 
 
@@ -225,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(highlight=False)
     if args.command == "demo":
         return _demo(console)
+    if args.command in _PLUGGED:
+        return int(importlib.import_module(_PLUGGED[args.command][0]).run(args, console))
     from .ingest import TraceFormatError
     from .spec import SpecError
 
