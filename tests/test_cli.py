@@ -67,3 +67,23 @@ def test_readme_commands_succeed_on_the_shipped_fixtures(
     for dialect in ("genai", "openinference", "openllmetry", "pydantic_ai"):
         assert f"PASS fixtures/dialects/{dialect}.json: 5b8efff798038103d269b633813fc60c" in out
     assert "search(q='order 1234') (failed)" in out and "get_order(id=1234)" in out
+
+
+MARKUP = "[urgent] refund [bold]now[/bold] [/x]"
+
+
+def test_recorded_text_is_printed_literally_not_as_markup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # no wrapping inside the asserted lines
+    cap = run_captured([("refund", {"note": MARKUP})], name="[red]agent[/red]", reply=MARKUP)
+    trace = write_otlp_json(cap, tmp_path / "[b]run[/b].json")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - ToolCorrectness: {expected_tools: [refund, '[/nope]']}\n")
+    assert main(["show", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert f"refund(note='{MARKUP}')" in out and '"note":"[urgent] refund [bold]now[/bold] [/x]"' in out
+    assert "[red]agent[/red]" in out and "[b]run[/b].json" in out
+    assert main(["grade", str(trace), "--spec", str(spec), "-v"]) == 1  # fails on the missing tool, not on markup
+    out = capsys.readouterr().out
+    assert "[/nope]" in out and "[b]run[/b].json" in out and f"refund(note='{MARKUP}')" in out

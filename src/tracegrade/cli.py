@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .models import EvalResult
 from .trajectory import Trajectory
@@ -27,24 +28,26 @@ def results_table(results: Sequence[EvalResult], title: str = "") -> Table:
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("reason")
     for r in results:
-        style = _STYLE[r.outcome]
         score = "" if r.score is None else f"{r.score:.3f}"
-        table.add_row(r.name, f"[{style}]{r.outcome}[/{style}]", score, r.reasoning)
+        table.add_row(Text(r.name), Text(r.outcome, style=_STYLE[r.outcome]), score, Text(r.reasoning))
     return table
 
 
-def trajectory_lines(traj: Trajectory) -> list[str]:
+def trajectory_lines(traj: Trajectory) -> list[Text]:
+    """One line per tool call (failed and deferred ones flagged) and a model-request line; recorded
+    text (names, arguments, agents) is never read as markup."""
     lines = []
     for i, call in enumerate(traj.calls(include_failed=True, include_deferred=True), 1):
-        flag = ""
+        line = Text(f"  {i}. {call.describe()}")
         if call.failed:
-            flag = " [red](failed: retry requested)[/red]" if call.retry_cause else " [red](failed)[/red]"
+            line.append(" (failed: retry requested)" if call.retry_cause else " (failed)", style="red")
         if call.deferred:
-            flag = f" [yellow](deferred: {call.deferred})[/yellow]"
-        agent = f" [dim]{call.agent}[/dim]" if call.agent else ""
-        lines.append(f"  {i}. {call.describe()}{flag}{agent}")
+            line.append(f" (deferred: {call.deferred})", style="yellow")
+        if call.agent:
+            line.append(f" {call.agent}", style="dim")
+        lines.append(line)
     tokens = sum(r.total_tokens or 0 for r in traj.model_requests)
-    lines.append(f"  model requests: {len(traj.model_requests)}, tokens: {tokens}")
+    lines.append(Text(f"  model requests: {len(traj.model_requests)}, tokens: {tokens}"))
     return lines
 
 
@@ -53,11 +56,13 @@ def _demo(console: Console) -> int:
 
     counts = dict.fromkeys(_STYLE, 0)
     for case, _cap, reply, results in run_demo():
-        console.rule(f"[bold]{case.name}[/bold]: {case.prompt!r}")
+        ok = all(r.passed for r in results)
+        verdict = ("PASS", "green") if ok else ("FAIL", "red")
+        console.rule(Text.assemble(verdict, " ", (case.name, "bold"), f": {case.prompt!r}"))
         console.print("trajectory (from spans):")
         for line in trajectory_lines(_cap.trajectory):
             console.print(line, highlight=False)
-        console.print(f"reply: {reply!r}", highlight=False)
+        console.print(Text(f"reply: {reply!r}"))
         console.print(results_table(results))
         for r in results:
             counts[r.outcome] += 1
@@ -107,9 +112,9 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
             failed.add(label)
         if args.format == "table":
             if ok and not args.verbose:
-                console.print(f"[green]PASS[/green] {label} ({len(results)} checks)", highlight=False, soft_wrap=True)
+                console.print(Text.assemble(("PASS", "green"), f" {label} ({len(results)} checks)"), soft_wrap=True)
             else:
-                console.rule(f"{'PASS' if ok else 'FAIL'} {label}")
+                console.rule(Text(f"{'PASS' if ok else 'FAIL'} {label}"))
                 for line in trajectory_lines(traj):
                     console.print(line, highlight=False)
                 console.print(results_table(results))
@@ -187,8 +192,8 @@ def _show(args: argparse.Namespace, console: Console) -> int:
     shown = 0
     for label, tree, traj in _traces(args.paths, args.dialect):
         shown += 1
-        console.rule(label)
-        console.print(tree.render(attributes=_tool_labels(traj)), highlight=False, markup=False)
+        console.rule(Text(label))
+        console.print(Text(tree.render(attributes=_tool_labels(traj))))
         console.print("trajectory:")
         for line in trajectory_lines(traj):
             console.print(line, highlight=False)
