@@ -1,9 +1,10 @@
 """Fill arguments missing from tool spans from the run's messages, matched by tool call id.
 
 Sources, in this order for each call:
-1. the messages recorded on the spans of the call's own agent run, then of the runs enclosing it:
-   `pydantic_ai.all_messages` on the agent span and `gen_ai.output.messages` on its model-request
-   spans (OTel JSON form: parts of type `tool_call` with `id`, `name`, `arguments`);
+1. the messages recorded on the agent span of the call's own run, then of the runs enclosing it
+   (`pydantic_ai.all_messages`, OTel JSON form: parts of type `tool_call` with `id`, `name`,
+   `arguments`) — the model-request spans' own output messages were already merged by
+   `dialects.extract`;
 2. the messages given to the capture (`capture(messages=...)`, `cap.add_messages(...)`, an
    `AgentReply`'s `messages`): Pydantic AI `ModelMessage`s (`result.all_messages()`) or the OTel
    JSON form. If one call id has several different calls there (independent runs whose model reused
@@ -75,9 +76,6 @@ def _messages_by_run(traj: Trajectory) -> dict[int, dict[str, list[Entry]]]:
     for run in traj.agent_runs:
         if run.span is not None:
             messages.setdefault(id(run), []).extend(_decoded(run.span.attributes.get("pydantic_ai.all_messages")))
-    for req in traj.model_requests:
-        if req.span is not None and req.run is not None:
-            messages.setdefault(id(req.run), []).extend(_decoded(req.span.attributes.get("gen_ai.output.messages")))
     return {key: found for key, msgs in messages.items() if (found := _entries(msgs))}
 
 

@@ -82,6 +82,10 @@ class ToolCall(str):
     dialect: str | None = None
     dropped_attributes: int = 0
     """Attributes the SDK dropped from the span (span limits): arguments may be among them."""
+    executed: bool | None = True
+    """True: a tool span recorded the execution. None: only the model's request is recorded and the
+    telemetry has no tool spans at all, so execution is unknown (such calls form the trajectory).
+    False: the model requested it but, although tool spans are recorded, none executed it."""
     _args: Any = NOT_RECORDED
 
     def __new__(cls, name: str, args: Any = NOT_RECORDED, **fields: Any) -> ToolCall:
@@ -233,14 +237,17 @@ class Trajectory:
         include_deferred: bool = False,
         include_output_functions: bool = False,
         agent: str | None = None,
+        include_unexecuted: bool = False,
     ) -> list[ToolCall]:
-        """Tool calls, by default only the successful, executed ones."""
+        """Tool calls, by default only the successful, executed ones (calls known only from the model's
+        request count as executed when the telemetry records no tool spans at all)."""
         return [
             c
             for c in self.all_calls
             if (include_failed or not c.failed)
             and (include_deferred or not c.deferred)
             and (include_output_functions or not c.output_function)
+            and (include_unexecuted or c.executed is not False)
             and (agent is None or c.agent == agent)
         ]
 

@@ -16,6 +16,7 @@ from .._gc import paused_gc
 from ..spans import Span
 from ..trajectory import AgentRun, ModelRequest, ToolCall, Trajectory
 from . import genai, openinference, openllmetry, pydantic_ai
+from ._merge import merge_requested
 
 if TYPE_CHECKING:
     from ..tree import SpanNode, SpanTree
@@ -113,12 +114,23 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
             if node.children:  # children were pushed with the enclosing run: re-push with this one
                 del stack[len(stack) - len(node.children) :]
                 stack.extend([(child, agent) for child in reversed(node.children)])
-    calls.sort(key=_BY_START)
+    recognized = len(calls) + len(requests) + len(runs)
     requests.sort(key=_BY_START)
+    added, notes = merge_requested(calls, requests, _message_shapes)
+    calls.extend(added)
+    calls.sort(key=_BY_START)
     runs.sort(key=_BY_START)
-    traj = Trajectory(calls, requests, runs, tree=tree, recognized_spans=len(calls) + len(requests) + len(runs))
-    traj.incomplete = still_open
+    traj = Trajectory(calls, requests, runs, tree=tree, recognized_spans=recognized)
+    traj.incomplete = still_open + notes
     return traj
 
 
 _BY_START = attrgetter("span.start_ns", "span.span_id")
+
+
+def _message_shapes(dialect: str | None) -> tuple[str, ...]:
+    """The message shapes (`_messages`) the named dialect's model-request spans carry."""
+    for d in DIALECTS:
+        if d.name == dialect:
+            return getattr(d, "MESSAGE_SHAPES", ("otel",))  # type: ignore[no-any-return]
+    return ("otel",)

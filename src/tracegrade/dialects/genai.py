@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
 
 name = "genai"
+MESSAGE_SHAPES = ("otel",)
+"""Where this convention records a model's requested tool calls and the results it was given
+(`_messages.requested` / `_messages.results`)."""
 
 OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
 
 name = "openinference"
+MESSAGE_SHAPES = ("openinference", "otel")
+"""Where this convention records a model's requested tool calls and the results it was given
+(`_messages.requested` / `_messages.results`)."""
 
 KIND = "openinference.span.kind"
 REDACTED = "__REDACTED__"

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
 
 name = "openllmetry"
+MESSAGE_SHAPES = ("openllmetry", "otel")
+"""Where this convention records a model's requested tool calls and the results it was given
+(`_messages.requested` / `_messages.results`)."""
 
 KIND = "traceloop.span.kind"
 ENTITY_INPUT = "traceloop.entity.input"

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 __all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "tool_call"]
 
 name = "pydantic_ai"
+MESSAGE_SHAPES = ("otel",)
+"""Where this convention records a model's requested tool calls and the results it was given
+(`_messages.requested` / `_messages.results`)."""
 
 SCOPE = "pydantic-ai"
 _V2_NAMES = frozenset({"running tool", "running output function", "agent run", "running tools"})

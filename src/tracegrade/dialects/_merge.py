@@ -1,0 +1,111 @@
+"""Merge the tool calls models *requested* (model-request spans) with the calls tool spans *executed*.
+
+For each model request, in start order, each requested call is matched to an executed call of the
+same tool: by call id within the same agent run, else by call id alone when only one executed call
+has it, else (tool spans without ids: OpenLLMetry, LangGraph) the first unmatched executed call of
+that tool in the same run that started after the request. A match keeps its span; its arguments are
+the model's when the span recorded none or something else (a framework's wrapper around them),
+with `args_source="messages"`. A requested call that matches nothing becomes a call of its own on the
+request's span: `executed=None` when the trace has no tool spans at all (the calls then form the
+trajectory), `executed=False` otherwise (requested, never executed). Results for such calls come
+from the tool messages of later requests, by call id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..trajectory import NOT_RECORDED, ModelRequest, ToolCall, parse_args
+from . import _messages
+
+__all__ = ["merge_requested"]
+
+
+def merge_requested(
+    calls: list[ToolCall], requests: list[ModelRequest], shapes_of: Callable[[str | None], tuple[str, ...]]
+) -> tuple[list[ToolCall], list[str]]:
+    """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
+    telemetry left out (requested calls without a tool name)."""
+    by_key: dict[tuple[int, str], list[ToolCall]] = {}
+    by_id: dict[str, list[ToolCall]] = {}
+    no_id: dict[tuple[int, str], list[ToolCall]] = {}
+    for c in calls:
+        if c.call_id:
+            by_key.setdefault((id(c.run), c.call_id), []).append(c)
+            by_id.setdefault(c.call_id, []).append(c)
+        else:
+            no_id.setdefault((id(c.run), c.name), []).append(c)
+    executed_any = bool(calls)
+    matched: set[int] = set()
+    added: list[ToolCall] = []
+    notes: list[str] = []
+    results: dict[str, Any] = {}
+    for req in requests:
+        span = req.span
+        if span is None:
+            continue
+        shapes = shapes_of(req.dialect)
+        results.update(_messages.results(span.attributes, shapes))
+        for r in _messages.requested(span.attributes, shapes):
+            hit = _match(r, req, by_key, by_id, no_id, matched)
+            if hit is not None:
+                matched.add(id(hit))
+                _adopt_arguments(hit, r.arguments)
+                continue
+            if r.name is None:
+                notes.append(f"model request {span.name!r} requested a tool call whose name was not recorded")
+                continue
+            call = ToolCall._from_span(r.name, None, span, req.dialect or "")
+            call.executed = None if not executed_any else False
+            if r.name in _messages.output_tool_names(span.attributes):
+                call.output_function = True  # a structured-output "tool": the run's result, not a call
+            call.call_id = r.call_id
+            call.agent, call.run = req.agent, req.run
+            if r.arguments is not None:
+                _set_arguments(call, r.arguments)
+            added.append(call)
+    for call in added:
+        if call.call_id is not None and call.call_id in results:
+            call.result = results[call.call_id]
+    return added, notes
+
+
+def _match(
+    r: _messages.Requested,
+    req: ModelRequest,
+    by_key: dict[tuple[int, str], list[ToolCall]],
+    by_id: dict[str, list[ToolCall]],
+    no_id: dict[tuple[int, str], list[ToolCall]],
+    matched: set[int],
+) -> ToolCall | None:
+    if r.call_id:
+        def free(candidates: list[ToolCall] | None) -> list[ToolCall]:
+            return [c for c in candidates or () if id(c) not in matched and (r.name is None or c.name == r.name)]
+
+        if same_run := free(by_key.get((id(req.run), r.call_id))):
+            return same_run[0]
+        if len(anywhere := free(by_id.get(r.call_id))) == 1:  # another run's id: only when unambiguous
+            return anywhere[0]
+    if r.name is not None and req.span is not None:
+        start = req.span.start_ns
+        for c in no_id.get((id(req.run), r.name), ()):
+            if id(c) not in matched and c.span is not None and c.span.start_ns >= start:
+                return c
+    return None
+
+
+def _adopt_arguments(call: ToolCall, raw: Any) -> None:
+    """The model's arguments for an executed call whose span recorded none, or recorded a wrapper."""
+    if raw is None:
+        return
+    requested = parse_args(raw)
+    if call.args is NOT_RECORDED or call.args != requested:
+        _set_arguments(call, raw)
+
+
+def _set_arguments(call: ToolCall, raw: Any) -> None:
+    call._args = parse_args(raw)
+    call.args_text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
+    call.args_source = "messages"

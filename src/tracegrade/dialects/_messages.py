@@ -1,0 +1,158 @@
+"""Tool calls a model *requested* and the tool results it was *given*, read from a model-request span.
+
+Three recorded shapes (shared/reference/conventions.md §1.7, §3, §4):
+- OTel GenAI messages (`gen_ai.output.messages` / `gen_ai.input.messages`, JSON): parts
+  `{"type": "tool_call", "id", "name", "arguments"}` and `{"type": "tool_call_response", "id",
+  "result" | "response"}`;
+- OpenInference's flattened messages: `llm.output_messages.N.message.tool_calls.M.tool_call.{id,
+  function.name, function.arguments}`, results as `llm.input_messages.N.message.{role=tool,
+  tool_call_id, content}`;
+- OpenLLMetry's flattened prompt/completion: `gen_ai.completion.N.tool_calls.M.{id, name,
+  arguments}`, results as `gen_ai.prompt.N.{role=tool, tool_call_id, content}`.
+
+Each reader returns plain tuples; the dialects decide which shape their spans carry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+__all__ = [
+    "Requested",
+    "flattened_requests",
+    "flattened_results",
+    "otel_requests",
+    "otel_results",
+    "output_tool_names",
+    "requested",
+    "results",
+]
+
+
+class Requested(NamedTuple):
+    """One tool call in a model's response: `arguments` as recorded (JSON text, a value, or None)."""
+
+    name: str | None
+    arguments: Any
+    call_id: str | None
+
+
+def _messages(raw: Any) -> list[Any]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return []
+    return list(raw) if isinstance(raw, list | tuple) else []
+
+
+def _parts(raw: Any) -> Iterator[dict[str, Any]]:
+    for message in _messages(raw):
+        if isinstance(message, dict):
+            for part in message.get("parts") or ():
+                if isinstance(part, dict):
+                    yield part
+
+
+def otel_requests(raw: Any) -> list[Requested]:
+    """Tool calls in OTel GenAI output messages (`gen_ai.output.messages`)."""
+    out = []
+    for part in _parts(raw):
+        if part.get("type") == "tool_call":
+            name, call_id = part.get("name"), part.get("id")
+            out.append(
+                Requested(
+                    name if isinstance(name, str) and name else None,
+                    part.get("arguments"),
+                    call_id if isinstance(call_id, str) and call_id else None,
+                )
+            )
+    return out
+
+
+def otel_results(raw: Any) -> dict[str, Any]:
+    """`{call_id: result}` from the `tool_call_response` parts of OTel GenAI input messages."""
+    out: dict[str, Any] = {}
+    for part in _parts(raw):
+        if part.get("type") == "tool_call_response" and isinstance(call_id := part.get("id"), str):
+            out[call_id] = part["result"] if "result" in part else part.get("response")
+    return out
+
+
+_OI_OUT = re.compile(r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$")
+_OLLM_OUT = re.compile(r"gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(id|name|arguments)$")
+_FIELDS = {"id": "id", "function.name": "name", "function.arguments": "arguments", "name": "name", "arguments": "arguments"}
+
+
+def flattened_requests(attrs: Mapping[str, Any], style: str) -> list[Requested]:
+    """Tool calls from flattened output-message attributes; `style` is `"openinference"` or `"openllmetry"`."""
+    prefix, pattern = ("llm.output_messages.", _OI_OUT) if style == "openinference" else ("gen_ai.completion.", _OLLM_OUT)
+    found: dict[tuple[int, int], dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if key.startswith(prefix) and (m := pattern.match(key)):
+            found.setdefault((int(m[1]), int(m[2])), {})[_FIELDS[m[3]]] = value
+    out = []
+    for _, fields in sorted(found.items()):
+        name, call_id = fields.get("name"), fields.get("id")
+        out.append(
+            Requested(
+                name if isinstance(name, str) and name else None,
+                fields.get("arguments"),
+                call_id if isinstance(call_id, str) and call_id else None,
+            )
+        )
+    return out
+
+
+_OI_IN = re.compile(r"llm\.input_messages\.(\d+)\.message\.(role|tool_call_id|content)$")
+_OLLM_IN = re.compile(r"gen_ai\.prompt\.(\d+)\.(role|tool_call_id|content)$")
+
+
+def flattened_results(attrs: Mapping[str, Any], style: str) -> dict[str, Any]:
+    """`{call_id: result}` from flattened input messages with role `tool`."""
+    prefix, pattern = ("llm.input_messages.", _OI_IN) if style == "openinference" else ("gen_ai.prompt.", _OLLM_IN)
+    messages: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if key.startswith(prefix) and (m := pattern.match(key)):
+            messages.setdefault(int(m[1]), {})[m[2]] = value
+    return {
+        str(m["tool_call_id"]): m.get("content")
+        for m in messages.values()
+        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
+    }
+
+
+def requested(attrs: Mapping[str, Any], shapes: tuple[str, ...]) -> list[Requested]:
+    """The tool calls a model-request span records, from the first of `shapes` that has any."""
+    for shape in shapes:
+        if shape == "otel":
+            found = otel_requests(attrs.get("gen_ai.output.messages"))
+        else:
+            found = flattened_requests(attrs, shape)
+        if found:
+            return found
+    return []
+
+
+def results(attrs: Mapping[str, Any], shapes: tuple[str, ...]) -> dict[str, Any]:
+    """`{call_id: result}` of the tool results a model-request span's input messages hold."""
+    for shape in shapes:
+        found = otel_results(attrs.get("gen_ai.input.messages")) if shape == "otel" else flattened_results(attrs, shape)
+        if found:
+            return found
+    return {}
+
+
+def output_tool_names(attrs: Mapping[str, Any]) -> frozenset[str]:
+    """Names of the structured-output "tools" a Pydantic AI request declared (`model_request_parameters`)."""
+    raw = attrs.get("model_request_parameters")
+    if not isinstance(raw, str) or '"output_tools"' not in raw:
+        return frozenset()
+    try:
+        tools = json.loads(raw).get("output_tools") or ()
+    except (ValueError, AttributeError):
+        return frozenset()
+    return frozenset(t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str))
