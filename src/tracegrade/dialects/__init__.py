@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Protocol
 from .._gc import paused_gc
 from ..spans import Span
 from ..trajectory import AgentRun, ModelRequest, ToolCall, Trajectory
-from . import genai, openinference, openllmetry, pydantic_ai
-from ._merge import merge_requested
+from . import _messages, genai, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
+from ._merge import Readers, merge_requested
 
 if TYPE_CHECKING:
     from ..tree import SpanNode, SpanTree
@@ -33,7 +33,7 @@ class Dialect(Protocol):
     def model_request(self, node: SpanNode) -> ModelRequest | None: ...
 
 
-DIALECTS: list[Dialect] = [pydantic_ai, openinference, openllmetry, genai]
+DIALECTS: list[Dialect] = [pydantic_ai, openinference, openllmetry, vercel_ai, openai_agents, genai]
 """Auto-detection order: most specific first."""
 
 
@@ -79,44 +79,55 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
     requests: list[ModelRequest] = []
     runs: list[AgentRun] = []
     still_open: list[str] = []
-    stack: list[tuple[SpanNode, AgentRun | None]] = [(r, None) for r in reversed(tree.roots)]
+    # (span, its agent run, the nearest enclosing tool call or model request)
+    stack: list[tuple[SpanNode, AgentRun | None, ToolCall | ModelRequest | None]] = [
+        (r, None, None) for r in reversed(tree.roots)
+    ]
     while stack:
-        node, run = stack.pop()
+        node, run, outer = stack.pop()
         if node.end_ns is None:
             still_open.append(f"span {node.name!r} had not ended (trace still open)")
-        if node.children:
-            stack.extend([(child, run) for child in reversed(node.children)])
         if node.attributes.get("logfire.span_type") == "pending_span":
+            if node.children:
+                stack.extend([(child, run, outer) for child in reversed(node.children)])
             continue  # logfire's zero-length duplicate of a span that is recorded in full
         step: object = False
         for classify in classifiers:
             if (step := classify(node)) is not False:
                 break
         kind = type(step)
+        inner = outer
         if kind is ToolCall:
             call: ToolCall = step  # type: ignore[assignment]
-            if run is not None:
-                call.agent = run.name
-                call.run = run
-            src = node.source
-            if not isinstance(src, Span) and src.dropped_attributes:
-                call.dropped_attributes = src.dropped_attributes
-            calls.append(call)
+            if type(outer) is ToolCall and _same_call(outer, call):
+                _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
+            else:
+                if run is not None:
+                    call.agent = run.name
+                    call.run = run
+                src = node.source
+                if not isinstance(src, Span) and src.dropped_attributes:
+                    call.dropped_attributes = src.dropped_attributes
+                calls.append(call)
+                inner = call
         elif kind is ModelRequest:
             req: ModelRequest = step  # type: ignore[assignment]
-            if run is not None:
-                req.agent = run.name
-                req.run = run
-            requests.append(req)
+            if type(outer) is ModelRequest:
+                _absorb_request(outer, req)  # a provider's span inside a framework's span for one request
+            else:
+                if run is not None:
+                    req.agent = run.name
+                    req.run = run
+                requests.append(req)
+                inner = req
         elif isinstance(step, AgentRun):
-            agent = dataclasses.replace(step, parent=run)
-            runs.append(agent)
-            if node.children:  # children were pushed with the enclosing run: re-push with this one
-                del stack[len(stack) - len(node.children) :]
-                stack.extend([(child, agent) for child in reversed(node.children)])
+            run = dataclasses.replace(step, parent=run)
+            runs.append(run)
+        if node.children:
+            stack.extend([(child, run, inner) for child in reversed(node.children)])
     recognized = len(calls) + len(requests) + len(runs)
     requests.sort(key=_BY_START)
-    added, notes = merge_requested(calls, requests, _message_shapes)
+    added, notes = merge_requested(calls, requests, _message_readers)
     calls.extend(added)
     calls.sort(key=_BY_START)
     runs.sort(key=_BY_START)
@@ -125,12 +136,38 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
     return traj
 
 
+def _same_call(outer: ToolCall, call: ToolCall) -> bool:
+    """A tool span inside a tool span of the same tool, with no call id telling them apart."""
+    return outer.name == call.name and (outer.call_id is None or call.call_id is None or outer.call_id == call.call_id)
+
+
+def _absorb_call(outer: ToolCall, call: ToolCall) -> None:
+    """Fill what the outer span of one call lacks from an inner span of the same call."""
+    if outer.call_id is None and call.call_id is not None:
+        outer.call_id = call.call_id
+    if not outer.args_recorded and call.args_recorded:
+        outer._args, outer.args_text, outer.args_source = call._args, call.args_text, call.args_source
+    if outer.result is None and call.result is not None:
+        outer.result = call.result
+    if call.status == "error" and outer.status != "error":
+        outer.status, outer.error = "error", call.error
+
+
+def _absorb_request(outer: ModelRequest, req: ModelRequest) -> None:
+    """Fill what the outer span of one model request lacks (tokens, model) from an inner span."""
+    for field in ("model", "input_tokens", "output_tokens", "response_model", "provider", "cache_read_tokens"):
+        if getattr(outer, field) is None and (value := getattr(req, field)) is not None:
+            setattr(outer, field, value)
+
+
 _BY_START = attrgetter("span.start_ns", "span.span_id")
 
 
-def _message_shapes(dialect: str | None) -> tuple[str, ...]:
-    """The message shapes (`_messages`) the named dialect's model-request spans carry."""
-    for d in DIALECTS:
-        if d.name == dialect:
-            return getattr(d, "MESSAGE_SHAPES", ("otel",))  # type: ignore[no-any-return]
-    return ("otel",)
+def _message_readers(dialect: str | None) -> Readers:
+    """How the named dialect's model-request spans record requested calls and tool results: its own
+    `requested_calls(attrs)` / `tool_results(attrs)` when it has them, else its `MESSAGE_SHAPES`."""
+    d = next((d for d in DIALECTS if d.name == dialect), None)
+    shapes: tuple[str, ...] = getattr(d, "MESSAGE_SHAPES", ("otel",))
+    requested = getattr(d, "requested_calls", None) or (lambda attrs: _messages.requested(attrs, shapes))
+    results = getattr(d, "tool_results", None) or (lambda attrs: _messages.results(attrs, shapes))
+    return requested, results

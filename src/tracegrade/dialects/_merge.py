@@ -14,17 +14,23 @@ from the tool messages of later requests, by call id.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..trajectory import NOT_RECORDED, ModelRequest, ToolCall, parse_args
 from . import _messages
 
-__all__ = ["merge_requested"]
+__all__ = ["Readers", "merge_requested"]
+
+
+Readers = tuple[
+    Callable[[Mapping[str, Any]], list[_messages.Requested]], Callable[[Mapping[str, Any]], dict[str, Any]]
+]
+"""(requested calls of a model-request span's attributes, `{call_id: result}` of its input messages)."""
 
 
 def merge_requested(
-    calls: list[ToolCall], requests: list[ModelRequest], shapes_of: Callable[[str | None], tuple[str, ...]]
+    calls: list[ToolCall], requests: list[ModelRequest], readers_of: Callable[[str | None], Readers]
 ) -> tuple[list[ToolCall], list[str]]:
     """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
     telemetry left out (requested calls without a tool name)."""
@@ -46,9 +52,9 @@ def merge_requested(
         span = req.span
         if span is None:
             continue
-        shapes = shapes_of(req.dialect)
-        results.update(_messages.results(span.attributes, shapes))
-        for r in _messages.requested(span.attributes, shapes):
+        read_requested, read_results = readers_of(req.dialect)
+        results.update(read_results(span.attributes))
+        for r in _deduplicated(read_requested(span.attributes)):
             hit = _match(r, req, by_key, by_id, no_id, matched)
             if hit is not None:
                 matched.add(id(hit))
@@ -70,6 +76,22 @@ def merge_requested(
         if call.call_id is not None and call.call_id in results:
             call.result = results[call.call_id]
     return added, notes
+
+
+def _deduplicated(found: list[_messages.Requested]) -> list[_messages.Requested]:
+    """One entry per call id: a streamed response recorded chunk by chunk (Google ADK) repeats each call,
+    its arguments only in some chunks; the entry with arguments wins, else the first."""
+    out: list[_messages.Requested] = []
+    index: dict[str, int] = {}
+    for r in found:
+        if r.call_id is None:
+            out.append(r)
+        elif (i := index.get(r.call_id)) is None:
+            index[r.call_id] = len(out)
+            out.append(r)
+        elif out[i].arguments is None and r.arguments is not None:
+            out[i] = r
+    return out
 
 
 def _match(

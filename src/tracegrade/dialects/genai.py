@@ -4,9 +4,9 @@ The role comes from `gen_ai.operation.name`: `execute_tool` (tool call), `chat` 
 `text_completion` (model request), `invoke_agent` (agent run); without it, from the span-name formats
 `execute_tool {tool}` (with `gen_ai.tool.name`), `invoke_agent {agent}`, `{op} {model}`. `gen_ai.agent.name`
 alone never makes an agent span (it is propagated to children), and an agent span's `gen_ai.usage.*` is
-the run's total, never a model request. A span directly under a span of the same role (an MCP client span
-inside the framework's tool span, a provider instrumentation's chat span inside a framework's) is the same
-step recorded twice and is skipped.
+the run's total, never a model request. (A span under a span of the same role — an MCP client span inside
+the framework's tool span, a provider instrumentation's chat span inside a framework's — is the same step
+recorded twice: `dialects.extract` merges it into the outer one.)
 
 Vendor shapes: Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result.
@@ -34,6 +34,8 @@ OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 NO_CALL_ID = "<not specified>"  # Google ADK, when the function call had no id
 _ADK_MERGED = "(merged tools)"  # Google ADK's summary span after parallel calls (each has its own span)
+ADK_SCOPE = "gcp.vertex.agent"
+_ADK_ARGS, _ADK_RESULT = "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"
 _NAME_PREFIXES = ("execute_tool", "invoke_agent", "chat", "generate_content", "text_completion", "call_llm")
 
 
@@ -80,9 +82,6 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     tool = first_str(attrs, "gen_ai.tool.name") or _name_suffix(node)
     if tool is None or tool == _ADK_MERGED:
         return None
-    parent = node.parent
-    if parent is not None and parent.attributes.get("gen_ai.tool.name") == tool:
-        return None  # e.g. the MCP client span inside the framework's span for the same call
     raw = attrs.get("gen_ai.tool.call.arguments")
     result = attrs.get("gen_ai.tool.call.result")
     call_id = attrs.get("gen_ai.tool.call.id")
@@ -92,17 +91,23 @@ def tool_call(node: SpanNode) -> ToolCall | None:
             result = event_attribute(node, "gen_ai.choice", "message")
         if call_id is None:
             call_id = event_attribute(node, "gen_ai.tool.message", "id")
+    if raw is None and _ADK_ARGS in attrs:  # Google ADK's legacy schema; "{}" for both = content off
+        raw, result = attrs[_ADK_ARGS], attrs.get(_ADK_RESULT)
+        if raw == "{}" and result in (None, "{}"):
+            raw = result = None
     call = new_tool_call(tool, raw, node, name)
     if call_id is not None and call_id != NO_CALL_ID:
         call.call_id = str(call_id)
     if result is not None:
         call.result = result
     set_failure(call, node)
+    if call.status == "ok" and node.scope_name == ADK_SCOPE and (error := _adk_error(result)) is not None:
+        call.status, call.error = "error", error
     return call
 
 
 def model_request(node: SpanNode) -> ModelRequest | None:
-    if operation(node) not in MODEL_OPERATIONS or nested_in_model_request(node):
+    if operation(node) not in MODEL_OPERATIONS:
         return None
     attrs = node.attributes
     return ModelRequest(
@@ -140,17 +145,19 @@ def set_failure(call: ToolCall, node: SpanNode) -> None:
         call.error = node.status_message or (str(error_type) if error_type is not None else "error")
 
 
-def nested_in_model_request(node: SpanNode) -> bool:
-    """The parent span is a model request (in any dialect): this span records the same request again."""
-    parent = node.parent
-    if parent is None:
-        return False
-    attrs = parent.attributes
-    return (
-        attrs.get(OPERATION) in MODEL_OPERATIONS
-        or attrs.get("openinference.span.kind") == "LLM"
-        or attrs.get("llm.request.type") in ("chat", "completion")
-    )
+def _adk_error(result: Any) -> str | None:
+    """The error in a Google ADK tool response that reports a failed call (`error_type` and
+    `error_details`, as ADK's retry plugin records them; or an `error` key), else None."""
+    if isinstance(result, str) and '"error' in result:
+        try:
+            result = json.loads(result)
+        except ValueError:
+            return None
+    if not isinstance(result, dict):
+        return None
+    if "error_type" in result:
+        return f"{result['error_type']}: {result.get('error_details', '')}".rstrip(": ")
+    return str(result["error"]) if result.get("error") else None
 
 
 def event_attribute(node: SpanNode, event_name: str, key: str) -> Any:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
-from .genai import nested_in_model_request, new_tool_call, set_failure
+from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -31,6 +31,7 @@ MESSAGE_SHAPES = ("openinference", "otel")
 
 KIND = "openinference.span.kind"
 REDACTED = "__REDACTED__"
+_NOT_A_REQUEST = "._prepare_chat_with_tools"  # LlamaIndex: LLM-kind span that only builds the request
 
 
 def recognizes(node: SpanNode) -> bool:
@@ -82,8 +83,8 @@ def tool_call(node: SpanNode) -> ToolCall | None:
 
 def model_request(node: SpanNode) -> ModelRequest | None:
     attrs = node.attributes
-    if attrs.get(KIND) != "LLM" or nested_in_model_request(node):
-        return None  # an LLM span under an LLM span: LangChain's and the provider's instrumentor
+    if attrs.get(KIND) != "LLM" or node.name.endswith(_NOT_A_REQUEST):
+        return None
     return ModelRequest(
         model=first_str(attrs, "llm.model_name", "llm.request.model_name", "gen_ai.request.model"),
         input_tokens=first_int(attrs, "llm.token_count.prompt", "gen_ai.usage.input_tokens"),

@@ -21,7 +21,6 @@ from .genai import (
     MODEL_OPERATIONS,
     NO_CALL_ID,
     OPERATION,
-    nested_in_model_request,
     new_tool_call,
     set_failure,
 )
@@ -102,7 +101,7 @@ def model_request(node: SpanNode) -> ModelRequest | None:
         attrs.get("llm.request.type") in _LLM_REQUEST_TYPES
         or attrs.get(OPERATION) in MODEL_OPERATIONS
         or (node.name.endswith(_LLM_NAME_SUFFIXES) and "gen_ai.request.model" in attrs and KIND not in attrs)
-    ) or nested_in_model_request(node):
+    ):
         return None
     return ModelRequest(
         model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.request.model"),
