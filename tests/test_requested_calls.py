@@ -7,6 +7,7 @@ is instrumented has no tool spans at all, and the trajectory comes from the mode
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +21,15 @@ from pydantic import BaseModel
 from pydantic_ai import Agent, InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
-from tracegrade import capture, grade
-from tracegrade.evaluators import ArgumentCorrectness, MaxToolCalls, ToolCorrectness, TrajectoryMatch
+from tracegrade import TurnContext, capture, grade
+from tracegrade.evaluators import (
+    ArgumentCorrectness,
+    MaxModelRequests,
+    MaxToolCalls,
+    ToolCallEvaluator,
+    ToolCorrectness,
+    TrajectoryMatch,
+)
 from tracegrade.trajectory import NOT_RECORDED, Trajectory
 from tracegrade.tree import SpanTree
 
@@ -261,3 +269,66 @@ def test_content_off_requests_leave_arguments_not_recorded() -> None:
     traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [(c.name, c.args) for c in traj.tool_calls] == [("get_weather", NOT_RECORDED), ("get_order", NOT_RECORDED)]
     assert grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234})])[0].outcome == "not_evaluated"
+
+
+# --- what the telemetry does not hold ---------------------------------------------------------------
+
+
+def _chat_only(attrs: dict[str, Any], scope: str = "opentelemetry.instrumentation.openai_v2") -> Trajectory:
+    with _tracer(scope) as (tracer, exporter), tracer.start_as_current_span("chat gpt-4o", attributes=attrs):
+        pass
+    return Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+
+
+CONTENT_OFF = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.system": "openai"}
+TOOL_CHECKS = [
+    ToolCorrectness(expected_tools=[]),
+    TrajectoryMatch(expected_trajectory=[]),
+    MaxToolCalls(max_calls=0),
+    ToolCallEvaluator(must_exclude=["delete_account"]),
+]
+
+
+def test_a_request_that_ended_for_tool_calls_nobody_recorded_leaves_tool_checks_not_evaluated() -> None:
+    traj = _chat_only({**CONTENT_OFF, "gen_ai.response.finish_reasons": ("tool_calls",)})
+    results = grade(traj, [*TOOL_CHECKS, MaxModelRequests(max_requests=1)])
+    assert [r.outcome for r in results] == ["not_evaluated"] * 4 + ["passed"]
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in results[0].reasoning  # this instrumentation's switch
+    assert "include_content" not in results[0].reasoning
+
+
+def test_a_request_that_ended_without_tool_calls_is_evidence_that_none_were_made() -> None:
+    traj = _chat_only({**CONTENT_OFF, "gen_ai.response.finish_reasons": ("stop",)})
+    assert [r.outcome for r in grade(traj, TOOL_CHECKS)] == ["passed"] * 4
+
+
+def test_a_request_that_recorded_nothing_about_its_output_leaves_tool_checks_not_evaluated() -> None:
+    traj = _chat_only(CONTENT_OFF, scope="openinference.instrumentation.openai")
+    [result] = grade(traj, [MaxToolCalls(max_calls=0)])
+    assert result.outcome == "not_evaluated" and "OPENINFERENCE_HIDE_OUTPUTS=false" in result.reasoning
+
+
+def test_agent_and_tool_spans_without_model_spans_cannot_bound_requests() -> None:
+    with _tracer("autogen-core") as (tracer, exporter), tracer.start_as_current_span(
+        "invoke_agent support", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
+    ), tracer.start_as_current_span("execute_tool search", attributes=_tool("search", "c1")):
+        pass
+    traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    budget, tools = grade(traj, [MaxModelRequests(max_requests=10), ToolCorrectness(expected_tools=["search"])])
+    assert budget.outcome == "not_evaluated" and "no model-request span" in budget.reasoning
+    assert tools.outcome == "passed"
+
+
+def test_only_agent_spans_say_nothing_about_tools() -> None:
+    with _tracer("autogen-core") as (tracer, exporter), tracer.start_as_current_span(
+        "invoke_agent support", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
+    ):
+        pass
+    traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert {r.outcome for r in grade(traj, TOOL_CHECKS)} == {"not_evaluated"}
+
+
+def test_must_exclude_without_any_tool_evidence_is_not_a_pass() -> None:
+    ctx = TurnContext(user="u", reply="done", tool_calls=[], tool_calls_source="none")
+    result = asyncio.run(ToolCallEvaluator(must_exclude=["delete_account"]).evaluate(ctx))
+    assert result.outcome == "not_evaluated" and "nothing tells which tools were called" in result.reasoning

@@ -214,6 +214,9 @@ class Trajectory:
         """How many spans a dialect recognized as agent, model or tool spans."""
         self.incomplete: list[str] = []
         """Why the recorded run may be incomplete (open spans); trajectory checks are then not evaluated."""
+        self.missing: dict[str, str] = {}
+        """What the telemetry does not hold (`"tool_calls"`, `"model_requests"`) and why: checks that need
+        it are not evaluated."""
 
     @classmethod
     def from_tree(
@@ -316,6 +319,7 @@ class Trajectory:
             runs = [r for r in runs if r.name == agent]
         scoped = Trajectory(calls, requests, runs, tree=tree, recognized_spans=self.recognized_spans)
         scoped.incomplete = list(self.incomplete)
+        scoped.missing = dict(self.missing)
         return scoped
 
     @property

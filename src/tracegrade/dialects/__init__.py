@@ -16,6 +16,7 @@ from .._gc import paused_gc
 from ..spans import Span
 from ..trajectory import AgentRun, ModelRequest, ToolCall, Trajectory
 from . import _messages, genai, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
+from ._evidence import missing_evidence
 from ._merge import Readers, merge_requested
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
     requests: list[ModelRequest] = []
     runs: list[AgentRun] = []
     still_open: list[str] = []
+    hosts_tools = ""  # a model-request span with tool executions beneath it (not one request)
     # (span, its agent run, the nearest enclosing tool call or model request)
     stack: list[tuple[SpanNode, AgentRun | None, ToolCall | ModelRequest | None]] = [
         (r, None, None) for r in reversed(tree.roots)
@@ -99,6 +101,8 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
         inner = outer
         if kind is ToolCall:
             call: ToolCall = step  # type: ignore[assignment]
+            if type(outer) is ModelRequest and outer.span is not None and not hosts_tools:
+                hosts_tools = f"{outer.span.name!r} ({outer.span.scope_name or 'unknown scope'})"
             if type(outer) is ToolCall and _same_call(outer, call):
                 _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
             else:
@@ -127,13 +131,80 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
             stack.extend([(child, run, inner) for child in reversed(node.children)])
     recognized = len(calls) + len(requests) + len(runs)
     requests.sort(key=_BY_START)
-    added, notes = merge_requested(calls, requests, _message_readers)
+    requests, twins = _one_per_response(requests)
+    added, notes = merge_requested(calls, requests, _message_readers, twins)
     calls.extend(added)
     calls.sort(key=_BY_START)
     runs.sort(key=_BY_START)
     traj = Trajectory(calls, requests, runs, tree=tree, recognized_spans=recognized)
     traj.incomplete = still_open + notes
+    traj.missing = missing_evidence(calls, requests, runs)
+    if hosts_tools:
+        traj.missing.setdefault("model_requests", (
+            f"the model-request span {hosts_tools} has tool executions beneath it: this instrumentation records "
+            "several model calls on one span, so the number of requests is not recorded"
+        ))  # fmt: skip
     return traj
+
+
+def _one_per_response(requests: list[ModelRequest]) -> tuple[list[ModelRequest], dict[int, list[ModelRequest]]]:
+    """Model requests with the same response id are one request recorded twice, in separate traces
+    (e.g. the Anthropic SDK's own span beside an instrumentor's): the first is kept and completed from
+    the others, which are returned by kept request (by identity) for reading its messages."""
+    kept: list[ModelRequest] = []
+    first: dict[str, ModelRequest] = {}
+    twins: dict[int, list[ModelRequest]] = {}
+    for req in requests:
+        rid = _response_id(req.span) if req.span is not None else None
+        if rid is None or (seen := first.get(rid)) is None:
+            kept.append(req)
+            if rid is not None:
+                first[rid] = req
+        else:
+            _absorb_request(seen, req)
+            twins.setdefault(id(seen), []).append(req)
+    return _pair_by_time(kept, twins), twins
+
+
+def _pair_by_time(requests: list[ModelRequest], twins: dict[int, list[ModelRequest]]) -> list[ModelRequest]:
+    """A request whose span lies within the time of another instrumentation's request span for the same
+    model, without being its descendant, is that request recorded twice (an SDK's own span beside an
+    instrumentor's, in another trace); each request absorbs at most one twin per instrumentation."""
+    kept: list[ModelRequest] = []
+    taken: set[tuple[int, str]] = set()
+    for req in requests:  # in start order: a containing span comes first
+        span = req.span
+        host = None
+        if span is not None and span.end_ns is not None:
+            for k in reversed(kept):
+                ks = k.span
+                if (ks is not None and ks.end_ns is not None and ks.scope_name != span.scope_name
+                        and ks.start_ns <= span.start_ns and span.end_ns <= ks.end_ns
+                        and (k.model is None or req.model is None or k.model == req.model)
+                        and (id(k), span.scope_name) not in taken):  # fmt: skip
+                    host = k
+                    break
+        if host is None:
+            kept.append(req)
+        else:
+            taken.add((id(host), span.scope_name if span is not None else ""))
+            _absorb_request(host, req)
+            twins.setdefault(id(host), []).append(req)
+    return kept
+
+
+def _response_id(span: SpanNode) -> str | None:
+    """The provider's id of the response a model-request span recorded (`gen_ai.response.id`, or the
+    `id` leading OpenInference's `output.value`)."""
+    attrs = span.attributes
+    rid = attrs.get("gen_ai.response.id")
+    if isinstance(rid, str) and rid:
+        return rid
+    out = attrs.get("output.value")
+    if isinstance(out, str) and out.startswith('{"id":"'):
+        end = out.find('"', 7)
+        return out[7:end] if end > 7 else None
+    return None
 
 
 def _same_call(outer: ToolCall, call: ToolCall) -> bool:

@@ -30,10 +30,14 @@ Readers = tuple[
 
 
 def merge_requested(
-    calls: list[ToolCall], requests: list[ModelRequest], readers_of: Callable[[str | None], Readers]
+    calls: list[ToolCall],
+    requests: list[ModelRequest],
+    readers_of: Callable[[str | None], Readers],
+    twins: Mapping[int, list[ModelRequest]] | None = None,
 ) -> tuple[list[ToolCall], list[str]]:
     """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
-    telemetry left out (requested calls without a tool name)."""
+    telemetry left out (requested calls without a tool name). `twins` are other records of the same
+    request (by the kept request's identity): read when the request's own span holds no calls."""
     by_key: dict[tuple[int, str], list[ToolCall]] = {}
     by_id: dict[str, list[ToolCall]] = {}
     no_id: dict[tuple[int, str], list[ToolCall]] = {}
@@ -54,7 +58,11 @@ def merge_requested(
             continue
         read_requested, read_results = readers_of(req.dialect)
         results.update(read_results(span.attributes))
-        for r in _deduplicated(read_requested(span.attributes)):
+        found = read_requested(span.attributes)
+        for twin in (twins or {}).get(id(req), ()) if not found else ():
+            if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span.attributes)):
+                break
+        for r in _deduplicated(found):
             hit = _match(r, req, by_key, by_id, no_id, matched)
             if hit is not None:
                 matched.add(id(hit))
@@ -115,6 +123,12 @@ def _match(
         for c in no_id.get((id(req.run), r.name), ()):
             if id(c) not in matched and c.span is not None and c.span.start_ns >= start:
                 return c
+        later = [  # the tool span may sit in another agent run (a graph's tool node): the earliest one after
+            c for (_, name), cs in no_id.items() if name == r.name
+            for c in cs if id(c) not in matched and c.span is not None and c.span.start_ns >= start
+        ]  # fmt: skip
+        if later:
+            return min(later, key=lambda c: (c.span.start_ns, c.span.span_id) if c.span is not None else (0, 0))
     return None
 
 

@@ -34,6 +34,8 @@ OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 NO_CALL_ID = "<not specified>"  # Google ADK, when the function call had no id
 _ADK_MERGED = "(merged tools)"  # Google ADK's summary span after parallel calls (each has its own span)
+REDACTED = frozenset({"[REDACTED]", "__REDACTED__", "<redacted>"})
+"""Values instrumentations write in place of content they were told not to record."""
 ADK_SCOPE = "gcp.vertex.agent"
 _ADK_ARGS, _ADK_RESULT = "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"
 _NAME_PREFIXES = ("execute_tool", "invoke_agent", "chat", "generate_content", "text_completion", "call_llm")
@@ -101,7 +103,7 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     if result is not None:
         call.result = result
     set_failure(call, node)
-    if call.status == "ok" and node.scope_name == ADK_SCOPE and (error := _adk_error(result)) is not None:
+    if call.status == "ok" and node.scope_name == ADK_SCOPE and (error := adk_error(result)) is not None:
         call.status, call.error = "error", error
     return call
 
@@ -128,7 +130,10 @@ def model_request(node: SpanNode) -> ModelRequest | None:
 
 
 def new_tool_call(tool: str, raw: Any, node: SpanNode, dialect: str) -> ToolCall:
-    """A `ToolCall` from recorded arguments: JSON text (decoded lazily), a structured value, or None."""
+    """A `ToolCall` from recorded arguments: JSON text (decoded lazily), a structured value, or None
+    (also for an instrumentation's redaction marker, e.g. Strands' `[REDACTED]`)."""
+    if isinstance(raw, str) and raw in REDACTED:
+        raw = None
     if raw is None or isinstance(raw, str):
         return ToolCall._from_span(tool, raw, node, dialect)
     call = ToolCall._from_span(tool, json.dumps(raw, default=str), node, dialect)
@@ -145,7 +150,7 @@ def set_failure(call: ToolCall, node: SpanNode) -> None:
         call.error = node.status_message or (str(error_type) if error_type is not None else "error")
 
 
-def _adk_error(result: Any) -> str | None:
+def adk_error(result: Any) -> str | None:
     """The error in a Google ADK tool response that reports a failed call (`error_type` and
     `error_details`, as ADK's retry plugin records them; or an `error` key), else None."""
     if isinstance(result, str) and '"error' in result:

@@ -45,7 +45,8 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     attrs = node.attributes
     if attrs.get(_TEMPLATE) != _TOOL or (tool := first_str(attrs, "name")) is None:
         return None
-    call = new_tool_call(tool, attrs.get("input"), node, name)
+    raw = attrs.get("input")
+    call = new_tool_call(tool, None if raw == "null" else raw, node, name)  # "null": content not recorded
     if (result := attrs.get("output")) is not None:
         call.result = result
     set_failure(call, node)

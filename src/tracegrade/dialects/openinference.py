@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
-from .genai import new_tool_call, set_failure
+from .genai import adk_error, new_tool_call, set_failure
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -31,6 +31,7 @@ MESSAGE_SHAPES = ("openinference", "otel")
 
 KIND = "openinference.span.kind"
 REDACTED = "__REDACTED__"
+_ADK_SCOPE = "openinference.instrumentation.google_adk"
 _NOT_A_REQUEST = "._prepare_chat_with_tools"  # LlamaIndex: LLM-kind span that only builds the request
 
 
@@ -73,6 +74,13 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     if result is not None:
         call.result = result
     set_failure(call, node)
+    if call.status == "ok" and node.scope_name.startswith(_ADK_SCOPE) and isinstance(result, str):
+        try:  # Google ADK reports a failed call inside the function response: {"id", "name", "response"}
+            response = json.loads(result).get("response") if result.startswith("{") else None
+        except (ValueError, AttributeError):
+            response = None
+        if (error := adk_error(response)) is not None:
+            call.status, call.error = "error", error
     # A Pydantic AI span post-processed by the OpenInference processor, read without its scope:
     if (cause := attrs.get("pydantic_ai.tool.retry.cause")) is not None:
         call.retry_cause = str(cause)
@@ -106,7 +114,8 @@ def _content(attrs: Mapping[str, Any], key: str) -> Any:
 
 
 def _is_schema(value: Any) -> bool:
-    """A JSON schema of the tool's parameters (`{"type": "object", "properties": ...}`), not arguments."""
+    """A JSON schema of the tool's parameters, not arguments: `{"type": "object", "properties": ...}`,
+    or a bare properties map whose every value is a `{"type": ...}` object (smolagents)."""
     if isinstance(value, str):
         if not value.lstrip().startswith("{"):
             return False
@@ -114,4 +123,8 @@ def _is_schema(value: Any) -> bool:
             value = json.loads(value)
         except ValueError:
             return False
-    return isinstance(value, dict) and value.get("type") == "object" and "properties" in value
+    if not isinstance(value, dict) or not value:
+        return False
+    if value.get("type") == "object" and "properties" in value:
+        return True
+    return all(isinstance(v, dict) and "type" in v for v in value.values())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ..matching import (
     ArgsMode,
@@ -72,18 +72,22 @@ class _Scoped(BaseEvaluator):
 
     agent: str | None
     subtree: SpanQuery | None
+    needs: ClassVar[tuple[str, ...]] = ()
+    """What the check reads (`Trajectory.missing` keys): absent from the telemetry → not evaluated."""
 
     def __post_init__(self) -> None:
         if self.subtree is not None:
             validate_query(self.subtree, "subtree")
 
     def _trajectory(self, ctx: TurnContext) -> Trajectory | EvalResult:
-        return scoped_trajectory(ctx, self.agent, self.subtree)
+        return scoped_trajectory(ctx, self.agent, self.subtree, self.needs)
 
 
 @dataclass(repr=False)
 class ToolCorrectness(_Scoped):
     """The agent called exactly this multiset of tools (extras allowed with `allow_extra`)."""
+
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
 
     expected_tools: list[str]
     allow_extra: bool = False
@@ -120,6 +124,8 @@ class TrajectoryMatch(_Scoped):
     Calls requested by one model response may match in any order (`parallel="unordered"`).
     Passes when the score reaches `threshold` (default 1.0).
     """
+
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
 
     expected_trajectory: list[str | dict[str, Any]]
     order: TrajectoryOrder = "in_order"
@@ -255,6 +261,8 @@ class ArgumentCorrectness(_Scoped):
     key path; `ignore_keys` are glob patterns of key paths to leave out.
     """
 
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
+
     tool_name: str
     expected_arguments: dict[str, Any]
     match_mode: ArgsMode = "subset"
@@ -323,6 +331,8 @@ class ArgumentCorrectness(_Scoped):
 class MaxToolCalls(_Scoped):
     """At most `max_calls` locally executed tool calls (failed attempts count by default)."""
 
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
+
     max_calls: int
     include_failed: bool = True
     evaluation_name: str | None = field(default=None)
@@ -340,6 +350,8 @@ class MaxToolCalls(_Scoped):
 @dataclass(repr=False)
 class MaxModelRequests(_Scoped):
     """At most `max_requests` model requests (`ctx.metrics['requests']` when present and unscoped, else spans)."""
+
+    needs: ClassVar[tuple[str, ...]] = ("model_requests",)
 
     max_requests: int
     evaluation_name: str | None = field(default=None)

@@ -16,6 +16,7 @@ __all__ = [
     "BaseEvaluator",
     "Evaluator",
     "evaluator_name",
+    "missing_tool_evidence",
     "require_trajectory",
     "scoped_trajectory",
 ]
@@ -65,6 +66,17 @@ def evaluator_name(evaluator: object) -> str:
     return evaluation_name if isinstance(evaluation_name, str) and evaluation_name else type(evaluator).__name__
 
 
+def missing_tool_evidence(ctx: TurnContext) -> str | None:
+    """Why the turn's tool calls cannot be judged (the pytest-family checks read `ctx.tool_calls`):
+    no spans and no calls returned by the agent, or spans whose telemetry does not hold the calls."""
+    if ctx.tool_calls_source == "none" and not ctx.tool_calls:
+        return f"{NO_SPANS_REASON}, and the agent returned no tool calls: nothing tells which tools were called"
+    traj = ctx.trajectory
+    if ctx.tool_calls_source == "spans" and traj is not None:
+        return traj.missing.get("tool_calls")
+    return None
+
+
 def require_trajectory(ctx: TurnContext) -> Trajectory | EvalResult:
     """The context's trajectory, or a `not_evaluated` result saying how to get spans."""
     traj = ctx.trajectory
@@ -82,10 +94,18 @@ def require_trajectory(ctx: TurnContext) -> Trajectory | EvalResult:
     return traj
 
 
-def scoped_trajectory(ctx: TurnContext, agent: str | None, subtree: object | None) -> Trajectory | EvalResult:
-    """`require_trajectory`, narrowed to one agent's calls and/or one subtree (`not_evaluated` if absent)."""
+def scoped_trajectory(
+    ctx: TurnContext, agent: str | None, subtree: object | None, needs: tuple[str, ...] = ()
+) -> Trajectory | EvalResult:
+    """`require_trajectory`, narrowed to one agent's calls and/or one subtree (`not_evaluated` if absent
+    or when the telemetry does not hold what the check `needs`: `"tool_calls"`, `"model_requests"`)."""
     traj = require_trajectory(ctx)
-    if isinstance(traj, EvalResult) or (agent is None and subtree is None):
+    if isinstance(traj, EvalResult):
+        return traj
+    for need in needs:
+        if (reason := traj.missing.get(need)) is not None:
+            return EvalResult.not_evaluated(reason)
+    if agent is None and subtree is None:
         return traj
     try:
         return traj.scope(agent=agent, subtree=subtree)

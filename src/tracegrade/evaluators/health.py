@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import timedelta
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, ClassVar
 
 from ..models import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
@@ -122,6 +122,8 @@ class NoErrorSpans(_Scoped):
 class MaxTokens(_Scoped):
     """Token budgets summed over model requests (not agent-level aggregates, which would count twice)."""
 
+    needs: ClassVar[tuple[str, ...]] = ("model_requests",)
+
     max_input: int | None = None
     max_output: int | None = None
     max_total: int | None = None
@@ -156,6 +158,8 @@ class MaxTokens(_Scoped):
 class NoToolLoops(_Scoped):
     """No tool is called with the same arguments more than `max_repeats` times in a row
     (or, with `window=N`, within any N consecutive calls)."""
+
+    needs: ClassVar[tuple[str, ...]] = ("tool_calls",)
 
     max_repeats: int = 2
     window: int | None = None

@@ -14,7 +14,7 @@ from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, 
 from ..models import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
 from .agentic import not_recorded_reason
-from .base import NO_SPANS_REASON, BaseEvaluator
+from .base import NO_SPANS_REASON, BaseEvaluator, missing_tool_evidence
 
 __all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "calls_of", "source_note", "unusable_args"]
 
@@ -35,6 +35,8 @@ def source_note(ctx: TurnContext) -> str:
 def calls_of(ctx: TurnContext, tool: str) -> list[ToolCall] | EvalResult:
     """The turn's calls of `tool` that carry dict arguments, or the deterministic failure:
     never called (failed), arguments not recorded (not_evaluated), arguments not a dict (failed)."""
+    if (unknown := missing_tool_evidence(ctx)) is not None:
+        return EvalResult.not_evaluated(unknown)
     calls = _calls(ctx)
     matching = [c for c in calls if c.name == tool]
     if not matching:
@@ -77,6 +79,8 @@ class ToolCallEvaluator(BaseEvaluator):
                 raise ValueError(f"ToolCallEvaluator({where}=...) must be a list of tool names, got {value!r}")
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        if (unknown := missing_tool_evidence(ctx)) is not None:
+            return EvalResult.not_evaluated(unknown)
         names = [c.name for c in _calls(ctx)]
         problems: list[str] = []
         if missing := [t for t in self.must_include if t not in names]:

@@ -1,0 +1,132 @@
+"""What a trajectory's telemetry does not hold, and the setting that would record it.
+
+`missing_evidence` looks at what extraction found: with no tool spans and no requested calls, tool
+checks can only be decided when every model request recorded its output or why it ended (a finish
+reason that is not a tool call); agent and tool spans without any model-request span cannot bound a request count.
+`content_setting` names, for a span's instrumentation, the switch that records message content.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .genai import REDACTED
+
+if TYPE_CHECKING:
+    from ..trajectory import AgentRun, ModelRequest, ToolCall
+    from ..tree import SpanNode
+
+__all__ = ["TOOL_FINISH_REASONS", "content_setting", "finish_reasons", "missing_evidence"]
+
+TOOL_FINISH_REASONS = frozenset({"tool_calls", "tool_call", "tool_use", "tool-calls", "function_call"})
+
+_SETTINGS: tuple[tuple[str, str], ...] = (
+    # (instrumentation scope prefix, what records message content), most specific first
+    ("opentelemetry.instrumentation.openai_v2", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
+     "(opentelemetry-instrumentation-openai-v2; content then arrives as log records, give them to tracegrade too)"),
+    ("opentelemetry.instrumentation.google_genai", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"),
+    ("opentelemetry.instrumentation.", "TRACELOOP_TRACE_CONTENT=true (OpenLLMetry)"),
+    ("openinference.instrumentation.", "OPENINFERENCE_HIDE_INPUTS=false and OPENINFERENCE_HIDE_OUTPUTS=false "
+     "(OpenInference TraceConfig)"),
+    ("pydantic-ai", "InstrumentationSettings(include_content=True) on the agent (or tracegrade.instrument_content() "
+     "in the test process)"),
+    ("gcp.vertex.agent", "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true, or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+     "=true with the latest telemetry schema (Google ADK)"),
+    ("agent_framework", "enable_sensitive_data=True (Microsoft Agent Framework observability)"),
+    ("strands", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (Strands Agents)"),
+    ("com.anthropic.sdk", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the Anthropic SDK's tracing)"),
+    ("logfire", "logfire's content scrubbing / capture settings"),
+    ("ai", "experimental_telemetry: { recordInputs: true, recordOutputs: true } (Vercel AI SDK)"),
+)  # fmt: skip
+
+
+def content_setting(node: SpanNode | None) -> str:
+    """The setting that makes the instrumentation that wrote `node` record message content."""
+    scope = node.scope_name if node is not None else ""
+    for prefix, setting in _SETTINGS:
+        if scope == prefix or (prefix.endswith(".") and scope.startswith(prefix)) or scope.startswith(prefix + "."):
+            return setting
+    where = f" ({scope})" if scope else ""
+    return f"the instrumentation's message-content capture setting{where}"
+
+
+def _describe(node: SpanNode | None) -> str:
+    if node is None:
+        return "a model request"
+    return f"model request {node.name!r}" + (f" ({node.scope_name})" if node.scope_name else "")
+
+
+def finish_reasons(attrs: Mapping[str, Any]) -> list[str] | None:
+    """Why a model response ended, as recorded (None when not recorded)."""
+    raw: Any = attrs.get("gen_ai.response.finish_reasons")
+    if raw is None:
+        raw = attrs.get("ai.response.finishReason", attrs.get("llm.finish_reason"))
+    if raw is None:
+        found = [v for k, v in attrs.items() if k.startswith("gen_ai.completion.") and k.endswith(".finish_reason")]
+        raw = found or None
+    if isinstance(raw, str):
+        if raw.startswith("["):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                return [raw]
+        else:
+            return [raw]
+    if isinstance(raw, list | tuple):
+        return [str(r) for r in raw]
+    return None
+
+
+_OUTPUT_KEYS = ("gen_ai.output.messages", "ai.response.text", "ai.response.toolCalls", "output.value", "output")
+_OUTPUT_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")
+
+
+def _output_recorded(attrs: Mapping[str, Any]) -> bool:
+    """The span holds the model's output (so an absent tool call means none was requested)."""
+    for key in _OUTPUT_KEYS:
+        value = attrs.get(key)
+        if value is not None and value not in REDACTED:
+            return True
+    return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs)
+
+
+def missing_evidence(
+    calls: Sequence[ToolCall], requests: Sequence[ModelRequest], runs: Sequence[AgentRun]
+) -> dict[str, str]:
+    """`{"tool_calls": reason}` when tool checks cannot be decided from this telemetry, and
+    `{"model_requests": reason}` when a request budget cannot (see the module docstring)."""
+    missing: dict[str, str] = {}
+    if not calls and requests:
+        unknown: ModelRequest | None = None
+        for req in requests:
+            attrs = req.span.attributes if req.span is not None else {}
+            reasons = finish_reasons(attrs)
+            if reasons is not None and TOOL_FINISH_REASONS.intersection(reasons):
+                missing["tool_calls"] = (
+                    f"{_describe(req.span)} ended for tool calls ({', '.join(reasons)}) but the calls were not "
+                    f"recorded (no tool spans, no message content); to record them: {content_setting(req.span)}"
+                )
+                break
+            if reasons is None and unknown is None and not _output_recorded(attrs):
+                unknown = req
+        else:
+            if unknown is not None:
+                missing["tool_calls"] = (
+                    f"no tool spans, and {_describe(unknown.span)} recorded neither its output nor why it ended: "
+                    f"whether tools were called is unknown; to record it: {content_setting(unknown.span)}"
+                )
+    if not requests and (calls or runs):
+        node = runs[0].span if runs else calls[0].span
+        scope = f" ({node.scope_name})" if node is not None and node.scope_name else ""
+        missing["model_requests"] = (
+            f"no model-request span was recorded, only agent/tool spans{scope}: the number of model requests is "
+            "unknown; instrument the model client too (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry "
+            "instrumentor for its SDK)"
+        )
+        if not calls:
+            missing["tool_calls"] = (
+                f"only agent spans were recorded{scope}: no tool or model-request spans tell which tools were called"
+            )
+    return missing

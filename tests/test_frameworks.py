@@ -1,0 +1,179 @@
+"""The conformance corpus: real framework telemetry (fixtures/frameworks/, made by gen/make_corpus.sh
+against a loopback fake LLM), each run graded with every agentic evaluator against the scenario's truth.
+
+What each run's telemetry holds is read from the raw OTLP files by an oracle that does not use
+tracegrade (`Evidence`): a check whose data is recorded must pass on the truth and fail on a wrong
+expectation; a check whose data is not recorded must be `not_evaluated` — never passed, never failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracegrade import grade
+from tracegrade.evaluators import (
+    ArgumentCorrectness,
+    MaxModelRequests,
+    MaxToolCalls,
+    ToolCorrectness,
+    TrajectoryMatch,
+)
+from tracegrade.ingest import read_spans
+from tracegrade import EvalResult
+from tracegrade.trajectory import Trajectory
+from tracegrade.tree import SpanTree
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+ENTRIES = sorted((CORPUS / "entries").glob("*.json"))
+
+# Where a tool's failure is reported by the framework inside the tool's result (Google ADK's retry plugin)
+_TOOL_RESULT_KEYS = frozenset({"output.value", "gen_ai.tool.call.result", "gcp.vertex.agent.tool_response"})
+
+# Telemetry that does not record how many model requests were made, by run-name prefix (what the
+# instrumentation does instead); a request budget must be not_evaluated there.
+REQUESTS_NOT_RECORDED = {
+    "autogen--native": "AutoGen's own tracing records agent and tool spans, no model calls",
+    "google-adk--openinference": "OpenInference's google-adk instrumentor writes every model call onto ADK's agent span",
+}
+
+
+def _entry(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of an OTLP JSON document, and `key=value` for every key/value pair with a scalar value
+    (span and log attributes, kvlist members of log bodies)."""
+    if isinstance(value, dict):
+        if "stringValue" in value:
+            yield value["stringValue"]
+        if isinstance(value.get("key"), str) and isinstance(inner := value.get("value"), dict):
+            scalar = inner.get("stringValue", inner.get("intValue"))
+            if scalar is not None:
+                yield f"{value['key']}={scalar}"
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the raw telemetry of a run records, decided without tracegrade."""
+
+    names: bool  # each call's tool name, in a tool span or next to its call id
+    arguments: bool  # the arguments of every call, as key/value pairs
+    failures: bool  # the failed attempt marked as such (error status or a structured error)
+
+
+def _argument_forms(args: dict[str, Any]) -> list[list[str]]:
+    forms = []
+    for key, value in args.items():
+        v = json.dumps(value)
+        forms.append([f'"{key}": {v}', f'"{key}":{v}', f"'{key}': {value!r}", f"{key}={value}"])
+    return forms
+
+
+@cache
+def evidence(run: str) -> Evidence:
+    entry = _entry(CORPUS / "entries" / f"{run}.json")
+    docs = [json.loads((CORPUS / entry["traces"]).read_text())]
+    if entry.get("logs"):
+        docs.append(json.loads((CORPUS / entry["logs"]).read_text()))
+    text = list(_strings(docs))
+    blob = "\n".join(text)
+    pairs = "\n".join(t for t in text if "=" in t) + "\n"
+    spans = [s for rs in docs[0].get("resourceSpans", []) for ss in rs.get("scopeSpans", []) for s in ss.get("spans", [])]
+    calls = entry["truth"]["tool_calls"]
+    span_names = " ".join(s["name"] for s in spans)
+    names = all(c["name"] in span_names or f"={c['name']}\n" in pairs or (c["call_id"] and c["call_id"] in blob) for c in calls)
+    arguments = all(any(f in blob for f in forms) for c in calls for forms in _argument_forms(c["args"]))
+    failures = any(s.get("status", {}).get("code") in (2, "STATUS_CODE_ERROR") for s in spans) or any(
+        a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]) for s in spans for a in s.get("attributes", [])
+    )
+    return Evidence(names=names, arguments=arguments, failures=failures)
+
+
+def trajectory(run: str) -> Trajectory:
+    entry = _entry(CORPUS / "entries" / f"{run}.json")
+    return Trajectory.from_tree(SpanTree.from_spans(read_spans(CORPUS / entry["traces"])))
+
+
+# Runs whose tool calls are recorded only in OTel log records, which are not read yet: each must still
+# fail (strict), so reading logs shows up here.
+CONTENT_IN_LOGS = {
+    "openai--otel-genai--content-on", "openai--otel-genai--content-on--stream",
+    "openai--otel-genai--content-off", "openai--otel-genai--content-off--stream",
+    "openai--openllmetry--content-on--events", "openai--openllmetry--content-off--events",
+    "anthropic--openllmetry--content-on--events", "anthropic--openllmetry--content-off--events",
+}  # fmt: skip
+
+
+def _runs(*, logs_matter: bool, content_only: bool = False) -> list[Any]:
+    """Every run; those in CONTENT_IN_LOGS expected to fail when `logs_matter` (only their content-on
+    runs when `content_only`: without content the logs hold no arguments either)."""
+    pending = pytest.mark.xfail(strict=True, reason="the calls are in OTel log records, not read yet")
+
+    def waits(run: str) -> bool:
+        return logs_matter and run in CONTENT_IN_LOGS and not (content_only and "--content-off" in run)
+
+    return [pytest.param(p.stem, marks=pending) if waits(p.stem) else p.stem for p in ENTRIES]
+
+
+RUNS = [p.stem for p in ENTRIES]
+
+
+def _expected_sequence(entry: dict[str, Any], ev: Evidence) -> list[str]:
+    calls = entry["truth"]["tool_calls"]
+    return [c["name"] for c in calls if not (c["failed"] and ev.failures)]
+
+
+def _outcomes(results: list[EvalResult]) -> list[str]:
+    return [r.outcome for r in results]
+
+
+@pytest.mark.parametrize("run", _runs(logs_matter=True))
+def test_tool_checks_grade_right(run: str) -> None:
+    entry, ev, traj = _entry(CORPUS / "entries" / f"{run}.json"), evidence(run), trajectory(run)
+    calls = entry["truth"]["tool_calls"]
+    sequence = _expected_sequence(entry, ev)
+    right = [
+        ToolCorrectness(expected_tools=sequence),
+        TrajectoryMatch(expected_trajectory=sequence, order="exact", parallel="unordered"),
+        MaxToolCalls(max_calls=len(calls)),
+    ]
+    wrong = [
+        ToolCorrectness(expected_tools=[*sequence, "cancel_order"]),
+        TrajectoryMatch(expected_trajectory=["search_kb", "get_order"], order="exact"),
+        MaxToolCalls(max_calls=len(calls) - 2),
+    ]
+    want_right, want_wrong = ("passed", "failed") if ev.names else ("not_evaluated", "not_evaluated")
+    got = grade(traj, right + wrong)
+    assert _outcomes(got) == [want_right] * 3 + [want_wrong] * 3, [r.reasoning for r in got]
+
+
+@pytest.mark.parametrize("run", _runs(logs_matter=True, content_only=True))
+def test_argument_checks_grade_right(run: str) -> None:
+    ev, traj = evidence(run), trajectory(run)
+    got = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234}), ArgumentCorrectness("get_order", {"order_id": 9999}),
+                       ArgumentCorrectness("get_weather", {"city": "Paris"})])  # fmt: skip
+    want = ["passed", "failed", "passed"] if ev.arguments and ev.names else ["not_evaluated"] * 3
+    assert _outcomes(got) == want, [r.reasoning for r in got]
+
+
+@pytest.mark.parametrize("run", _runs(logs_matter=False))
+def test_model_request_budget_grades_right(run: str) -> None:
+    entry, traj = _entry(CORPUS / "entries" / f"{run}.json"), trajectory(run)
+    n = entry["truth"]["model_requests"]
+    got = grade(traj, [MaxModelRequests(max_requests=n), MaxModelRequests(max_requests=n - 1)])
+    unrecorded = any(run.startswith(prefix) for prefix in REQUESTS_NOT_RECORDED)
+    want = ["not_evaluated", "not_evaluated"] if unrecorded else ["passed", "failed"]
+    assert _outcomes(got) == want, [r.reasoning for r in got]
