@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tracegrade import grade
+from tracegrade import EvalResult, grade
 from tracegrade.evaluators import (
     ArgumentCorrectness,
     MaxModelRequests,
@@ -26,7 +26,6 @@ from tracegrade.evaluators import (
     TrajectoryMatch,
 )
 from tracegrade.ingest import read_spans
-from tracegrade import EvalResult
 from tracegrade.trajectory import Trajectory
 from tracegrade.tree import SpanTree
 
@@ -177,3 +176,57 @@ def test_model_request_budget_grades_right(run: str) -> None:
     unrecorded = any(run.startswith(prefix) for prefix in REQUESTS_NOT_RECORDED)
     want = ["not_evaluated", "not_evaluated"] if unrecorded else ["passed", "failed"]
     assert _outcomes(got) == want, [r.reasoning for r in got]
+
+
+# --- README: the supported frameworks, generated from the manifest ------------------------------------
+
+README = CORPUS.parent.parent / "README.md"
+_START, _END = "<!-- frameworks:start -->", "<!-- frameworks:end -->"
+_FRAMEWORK_PACKAGE = {
+    "agent-framework": "agent-framework-core", "anthropic": "anthropic", "autogen": "autogen-agentchat",
+    "crewai": "crewai", "google-adk": "google-adk", "langgraph": "langgraph", "llamaindex": "llama-index-core",
+    "openai": "openai", "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai-slim",
+    "smolagents": "smolagents", "strands": "strands-agents", "vercel-ai": "ai",
+}  # fmt: skip
+_LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (openai-v2)",
+          "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire"}  # fmt: skip
+
+
+def _instrumentor_package(entry: dict[str, Any]) -> str | None:
+    packages, kind = entry["packages"], entry["instrumentor"]
+    prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
+              "otel-genai": "opentelemetry-instrumentation-openai-v2", "logfire": "logfire"}.get(kind)  # fmt: skip
+    if prefix is None:
+        return None
+    framework = entry["framework"].split("-")[0]
+    found = sorted(p for p in packages if p.startswith(prefix) and p != "opentelemetry-instrumentation-threading")
+    best = [p for p in found if framework[:5] in p.replace("llama-index", "llamaindex")] or found
+    return f"{best[0]} {packages[best[0]]}" if best else None
+
+
+def frameworks_table() -> str:
+    """The README's table of supported frameworks: one row per framework × instrumentation in the manifest."""
+    manifest = json.loads((CORPUS / "manifest.json").read_text())
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for entry in manifest["runs"]:
+        rows.setdefault((entry["framework"], entry["instrumentor"]), []).append(entry)
+    lines = ["| framework | instrumentation | versions recorded | runs |", "|---|---|---|---:|"]
+    for (framework, kind), entries in sorted(rows.items()):
+        first = entries[0]
+        package = _FRAMEWORK_PACKAGE.get(framework, framework)
+        versions = [f"{package} {first['packages'].get(package, '?')}"]
+        if (instrumentor := _instrumentor_package(first)) is not None:
+            versions.append(instrumentor)
+        lines.append(f"| {framework} | {_LABEL.get(kind, kind)} | {', '.join(versions)} | {len(entries)} |")
+    return "\n".join(lines)
+
+
+def test_readme_lists_the_frameworks_of_the_manifest() -> None:
+    text = README.read_text()
+    section = text[text.index(_START) + len(_START) : text.index(_END)].strip()
+    assert section == frameworks_table(), "README is out of date: run `python tests/test_frameworks.py`"
+
+
+if __name__ == "__main__":  # rewrite README's table from the manifest
+    text = README.read_text()
+    README.write_text(text[: text.index(_START) + len(_START)] + "\n" + frameworks_table() + "\n" + text[text.index(_END) :])
