@@ -87,3 +87,19 @@ def test_recorded_text_is_printed_literally_not_as_markup(
     assert main(["grade", str(trace), "--spec", str(spec), "-v"]) == 1  # fails on the missing tool, not on markup
     out = capsys.readouterr().out
     assert "[/nope]" in out and "[b]run[/b].json" in out and f"refund(note='{MARKUP}')" in out
+
+
+def test_show_explain_says_what_each_span_was_read_as(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    corpus = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+    assert main(["show", "--explain", str(corpus / "autogen--openinference--content-on.traces.json")]) == 0
+    out = capsys.readouterr().out
+    assert "support.get_weather (" in out and "<- openinference: tool call 'get_weather'" in out
+    assert "<- genai: tool call 'get_weather', the same call as the enclosing tool span (merged into it)" in out
+    assert "<- genai: recognized, not a step" in out  # create_agent
+    assert main(["show", "--explain", str(corpus / "openai--otel-genai--content-off.traces.json")]) == 0
+    out = capsys.readouterr().out
+    assert "not recorded (tool calls): model request 'chat gpt-4o' (opentelemetry.instrumentation.openai_v2)" in out
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in out

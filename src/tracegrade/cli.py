@@ -188,15 +188,30 @@ def _tool_labels(traj: Trajectory) -> Callable[[SpanNode], str]:
     return label
 
 
+def _explanations(tree: SpanTree, dialect: str | None) -> Callable[[SpanNode], str]:
+    """`  <- what the span was read as` for `show --explain`."""
+    from .dialects import extract
+
+    explain: dict[int, str] = {}
+    extract(tree, dialect=dialect, explain=explain)
+    return lambda node: f"  <- {explain.get(id(node), 'not read')}"
+
+
 def _show(args: argparse.Namespace, console: Console) -> int:
     shown = 0
     for label, tree, traj in _traces(args.paths, args.dialect):
         shown += 1
         console.rule(Text(label))
-        console.print(Text(tree.render(attributes=_tool_labels(traj))))
+        labels = _explanations(tree, args.dialect) if args.explain else _tool_labels(traj)
+        console.print(Text(tree.render(attributes=labels)))
         console.print("trajectory:")
         for line in trajectory_lines(traj):
             console.print(line, highlight=False)
+        if args.explain:
+            for what, reason in sorted(traj.missing.items()):
+                console.print(Text(f"  not recorded ({what.replace('_', ' ')}): {reason}", style="yellow"))
+            for note in traj.incomplete:
+                console.print(Text(f"  incomplete: {note}", style="yellow"))
     if not shown:
         raise _BadInput(f"no traces found in {', '.join(args.paths)}")
     return 0
@@ -229,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="render each trace as a tree, with its extracted trajectory")
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--dialect", default=None)
+    s.add_argument("--explain", action="store_true",
+                   help="say what each span was read as, by which dialect, what was ignored and what is not recorded")  # fmt: skip
     for name, (module, help_text) in _PLUGGED.items():
         importlib.import_module(module).add_arguments(sub.add_parser(name, help=help_text))
     return parser

@@ -68,14 +68,22 @@ def _classifier(d: Dialect) -> Callable[[SpanNode], object]:
     return composed
 
 
-def extract(tree: SpanTree, *, dialect: str | Dialect | None = None) -> Trajectory:
-    """Classify every span once and collect tool calls, model requests and agent runs."""
+def extract(
+    tree: SpanTree, *, dialect: str | Dialect | None = None, explain: dict[int, str] | None = None
+) -> Trajectory:
+    """Classify every span once and collect tool calls, model requests and agent runs.
+
+    A span is read by the first dialect that finds a step in it; one that recognizes the span but finds
+    no step lets the others look. `explain`, when given, receives for each span (by `id(node)`) what it
+    was read as, by which dialect, or why it was ignored.
+    """
     with paused_gc():
-        return _extract(tree, dialect)
+        return _extract(tree, dialect, explain)
 
 
-def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
-    classifiers = [_classifier(get_dialect(dialect))] if dialect is not None else [_classifier(d) for d in DIALECTS]
+def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, str] | None) -> Trajectory:
+    chosen = [get_dialect(dialect)] if dialect is not None else DIALECTS
+    classifiers = [(d.name, _classifier(d)) for d in chosen]
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
     runs: list[AgentRun] = []
@@ -92,13 +100,24 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
         if node.attributes.get("logfire.span_type") == "pending_span":
             if node.children:
                 stack.extend([(child, run, outer) for child in reversed(node.children)])
-            continue  # logfire's zero-length duplicate of a span that is recorded in full
+            if explain is not None:
+                explain[id(node)] = "ignored: Logfire's pending-span duplicate of a span recorded in full"
+            continue
         step: object = False
-        for classify in classifiers:
-            if (step := classify(node)) is not False:
+        by = ""
+        for name, classify in classifiers:
+            found = classify(node)
+            if found is False:
+                continue
+            by = by or name
+            if found is not True:
+                step, by = found, name
                 break
+            step = True  # recognized, but not a step: another dialect may still find one
         kind = type(step)
         inner = outer
+        if explain is not None:
+            explain[id(node)] = _explained(step, by, outer)
         if kind is ToolCall:
             call: ToolCall = step  # type: ignore[assignment]
             if type(outer) is ModelRequest and outer.span is not None and not hosts_tools:
@@ -133,6 +152,8 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
     added, notes = merge_requested(calls, requests, _message_readers, twins)
+    if explain is not None:
+        _explain_merge(explain, twins, added)
     calls.extend(added)
     calls.sort(key=_BY_START)
     runs.sort(key=_BY_START)
@@ -145,6 +166,36 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None) -> Trajectory:
             "several model calls on one span, so the number of requests is not recorded"
         ))  # fmt: skip
     return traj
+
+
+def _explained(step: object, by: str, outer: ToolCall | ModelRequest | None) -> str:
+    """What a span was read as (`extract(..., explain=...)`)."""
+    if step is False:
+        return "not recognized by any dialect"
+    if step is True:
+        return f"{by}: recognized, not a step"
+    if isinstance(step, ToolCall):
+        if type(outer) is ToolCall and _same_call(outer, step):
+            return f"{by}: tool call {step.name!r}, the same call as the enclosing tool span (merged into it)"
+        return f"{by}: tool call {step.name!r}" + (f" (call id {step.call_id})" if step.call_id else "")
+    if isinstance(step, ModelRequest):
+        if type(outer) is ModelRequest:
+            return f"{by}: model request, the same request as the enclosing one (merged into it)"
+        return f"{by}: model request" + (f" ({step.model})" if step.model else "")
+    if isinstance(step, AgentRun):
+        return f"{by}: agent run" + (f" {step.name!r}" if step.name else "")
+    return f"{by}: {type(step).__name__}"
+
+
+def _explain_merge(explain: dict[int, str], twins: dict[int, list[ModelRequest]], added: list[ToolCall]) -> None:
+    counted_once = {id(twin.span) for group in twins.values() for twin in group}
+    for key, text in list(explain.items()):
+        if key in counted_once:
+            explain[key] = text + " — recorded twice (same response id or time as another request): counted once"
+    for call in added:
+        if call.span is not None:
+            state = "never executed" if call.executed is False else "no tool span: counted from the request"
+            explain[id(call.span)] = explain.get(id(call.span), "") + f"; requested {call.name!r} ({state})"
 
 
 def _one_per_response(requests: list[ModelRequest]) -> tuple[list[ModelRequest], dict[int, list[ModelRequest]]]:
