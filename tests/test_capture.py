@@ -547,8 +547,8 @@ def test_failure_reading_the_active_capture_does_not_reach_the_application(
     recorder_log: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
     provider, exporter = memory
-    with capture(provider=provider) as cap:
-        monkeypatch.setattr(capture_module, "_ACTIVE", BrokenContextVar(capture_module._ACTIVE))
+    with capture(provider=provider) as cap, monkeypatch.context() as patched:  # broken inside the block only
+        patched.setattr(capture_module, "_ACTIVE", BrokenContextVar(capture_module._ACTIVE))
         with provider.get_tracer("app").start_as_current_span("app work"):
             pass
     assert "SpanRecorder.on_start failed" in recorder_log.text
@@ -632,3 +632,410 @@ def test_only_the_sdks_own_readable_span_is_slimmed() -> None:
     plain = ReadableSpan("plain", attributes=BoundedAttributes(attributes={"a": 1}, immutable=True))
     _slim(plain)
     assert plain._attributes == {"a": 1} and type(plain._attributes) is dict
+
+
+# --- issue 14: exits elsewhere, concurrent indexing, cut values, repeated ids, shared spans -----------------
+
+
+def test_capture_exited_in_another_thread_leaves_that_threads_own_capture_active(tracer: Tracer) -> None:
+    entered: dict[str, Any] = {}
+    with capture() as main_cap:  # the context that will exit the other thread's capture
+
+        def enter_elsewhere() -> None:
+            with capture() as worker_outer:
+                block = capture()
+                entered.update(outer=worker_outer, block=block, cap=block.__enter__())
+                tracer.start_span("in the block").end()
+
+        threading.Thread(target=enter_elsewhere).start()  # exits worker_outer, not the block
+        while "cap" not in entered:
+            threading.Event().wait(0.001)
+        entered["block"].__exit__(None, None, None)
+        tracer.start_span("main after").end()
+    assert names(main_cap.spans) == ["main after"]
+    assert names(entered["cap"].spans) == ["in the block"] and entered["cap"].closed
+    assert "main after" not in names(entered["outer"].spans)
+
+
+def test_capture_exited_in_another_task_keeps_each_tasks_spans_in_its_own_capture(tracer: Tracer) -> None:
+    async def main() -> tuple[list[str], list[str]]:
+        handed: asyncio.Queue[Any] = asyncio.Queue()
+        done = asyncio.Event()
+
+        async def enters() -> list[str]:
+            async with capture() as mine:
+                block = capture()
+                cap = block.__enter__()
+                tracer.start_span("in the block").end()
+                await handed.put((block, cap))
+                await done.wait()  # the other task exits the block meanwhile
+                tracer.start_span("entering task after").end()
+            return names(mine.spans)
+
+        async def exits() -> list[str]:
+            async with capture() as theirs:
+                block, _ = await handed.get()
+                block.__exit__(None, None, None)
+                for i in range(6):
+                    tracer.start_span(f"exiting task {i}").end()
+                done.set()
+            return names(theirs.spans)
+
+        first, second = await asyncio.gather(enters(), exits())
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert second == [f"exiting task {i}" for i in range(6)]  # before the fix: all 6 went elsewhere
+    assert first == ["in the block", "entering task after"]
+
+
+def test_exiting_the_outer_capture_releases_an_inner_one_exited_elsewhere(tracer: Tracer) -> None:
+    def run() -> Any:
+        outer = capture()
+        outer.__enter__()
+        inner = capture()
+        inner_cap = inner.__enter__()
+        worker = threading.Thread(target=inner.__exit__, args=(None, None, None))
+        worker.start()
+        worker.join()
+        tracer.start_span("between").end()
+        outer.__exit__(None, None, None)
+        return capture_module._ACTIVE.get(), inner_cap
+
+    active, inner_cap = contextvars.copy_context().run(run)
+    assert active is None  # the context no longer holds (and keeps alive) either closed capture
+    assert inner_cap.closed and names(inner_cap.spans) == []
+
+
+def test_outer_capture_exited_first_leaves_the_open_inner_one_recording(tracer: Tracer) -> None:
+    outer, inner = capture(), capture()
+    outer_cap = outer.__enter__()
+    inner_cap = inner.__enter__()
+    outer.__exit__(None, None, None)  # out of order, in the same context
+    tracer.start_span("after outer").end()
+    inner.__exit__(None, None, None)
+    tracer.start_span("after both").end()
+    assert names(inner_cap.spans) == ["after outer"] and outer_cap.spans == []
+
+
+class StallingSpan(ReadableSpan):
+    """A recorded span whose id, the first time it is read once armed, stalls the reading thread until
+    `release` is set (or 0.5 s pass): it holds the recorder's indexing of ended spans mid-way."""
+
+    def __init__(self, name: str, context: Any) -> None:
+        self.armed = False
+        self.reading, self.release = threading.Event(), threading.Event()
+        super().__init__(name, context)
+
+    @property  # type: ignore[override]
+    def _context(self) -> Any:
+        if self.armed:
+            self.armed = False
+            self.reading.set()
+            self.release.wait(0.5)
+        return self.__dict__["ctx"]
+
+    @_context.setter
+    def _context(self, value: Any) -> None:
+        self.__dict__["ctx"] = value
+
+
+def test_indexing_ended_spans_from_two_threads_at_once_loses_none() -> None:
+    provider = TracerProvider()
+    tracer = provider.get_tracer("race")
+
+    def child_of(parent: Any) -> threading.Thread:  # a worker thread: no capture in its context
+        context = trace.set_span_in_context(trace.NonRecordingSpan(parent.get_span_context()))
+        t = threading.Thread(target=lambda: tracer.start_span("child", context=context).end())
+        t.start()
+        return t
+
+    with capture(provider=provider) as cap:
+        ended: list[Any] = [tracer.start_span("root")]
+        ended[0].end()
+        stalling = StallingSpan("stalling", tracer.start_span("x").get_span_context())
+        _RECORDER.on_start(stalling)  # type: ignore[arg-type]
+        _RECORDER.on_end(stalling)
+        stalling.armed = True
+        first = child_of(ended[0])  # indexes the ended spans, and stalls mid-way
+        assert stalling.reading.wait(5)
+        ended.append(tracer.start_span("e1"))
+        ended[-1].end()
+        second = child_of(ended[-1])  # indexes them too, while the first is held
+        second.join(0.2)  # (with indexing serialized, it waits for the first instead)
+        stalling.release.set()
+        first.join()
+        second.join()
+        for i in range(4):
+            ended.append(tracer.start_span(f"e{i + 2}"))
+            ended[-1].end()
+        ended += [s for s in cap.spans if s.name == "child"]
+        for t in [child_of(parent) for parent in ended]:
+            t.join()
+    assert sum(s.name == "child" for s in cap.spans) == 2 + len(ended)
+
+
+def limited_provider(monkeypatch: pytest.MonkeyPatch, setting: str, limit: int) -> TracerProvider:
+    from opentelemetry.sdk.trace import SpanLimits
+
+    if setting == "SpanLimits":
+        return TracerProvider(span_limits=SpanLimits(max_span_attribute_length=limit))
+    monkeypatch.setenv(setting, str(limit))
+    return TracerProvider()  # SpanLimits() reads the environment when the provider is made
+
+
+CUT_SETTINGS = ["OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "SpanLimits"]
+
+
+def weather_checks() -> list[Any]:
+    from tracegrade.evaluators import ArgumentCorrectness, ToolCallArgsEvaluator, ToolCallEvaluator, ToolCorrectness
+
+    return [
+        ToolCorrectness(expected_tools=["get_weather_forecast"]),
+        ToolCallEvaluator(must_include=["get_weather_forecast"]),
+        ArgumentCorrectness(tool_name="get_weather_forecast", expected_arguments={"city": "Paris"}),
+        ToolCallArgsEvaluator(tool="get_weather_forecast", args={"city": "Paris"}),
+    ]
+
+
+@pytest.mark.parametrize("setting", CUT_SETTINGS)
+def test_tool_name_cut_by_a_value_length_limit_is_not_evaluated_naming_the_attribute_and_setting(
+    monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    from _agents import scripted_agent
+    from tracegrade import grade
+
+    provider = limited_provider(monkeypatch, setting, 16)
+    agent = scripted_agent([("get_weather_forecast", {"city": "Paris", "days": 3})], tracer_provider=provider)
+    with capture(provider=provider) as cap:
+        agent.run_sync("go")
+    assert [c.name for c in cap.trajectory.all_calls] == ["get_weather_fore"]  # what the SDK left of it
+    results = grade(cap, weather_checks())
+    assert [r.outcome for r in results] == ["not_evaluated"] * 4, [r.reason for r in results]
+    for r in results:
+        assert "'gen_ai.tool.name'" in r.reason and "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT" in r.reason
+    assert any("'gen_ai.tool.name'" in note for note in cap.trajectory.incomplete)
+
+
+@pytest.mark.parametrize("setting", CUT_SETTINGS)
+def test_arguments_cut_by_a_value_length_limit_are_not_evaluated_naming_the_attribute_and_setting(
+    monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    from _agents import scripted_agent
+    from tracegrade import grade
+    from tracegrade.evaluators import ToolCallArgsEvaluator
+
+    provider = limited_provider(monkeypatch, setting, 24)  # the tool name fits; its arguments do not
+    agent = scripted_agent([("forecast", {"city": "Paris", "days": 3, "unit": "C"})], tracer_provider=provider)
+    with capture(provider=provider) as cap:
+        agent.run_sync("go")
+    [call] = cap.trajectory.all_calls
+    assert call.name == "forecast" and call.args_text == '{"city":"Paris","days":3'
+    check = ToolCallArgsEvaluator(tool="forecast", args={"city": "Paris"})
+    [result] = grade(cap, [check])
+    assert result.outcome == "not_evaluated", result.reason  # before: failed, "no dict arguments were captured"
+    assert "'gen_ai.tool.call.arguments'" in result.reason and "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT" in result.reason
+    assert call.args_truncated is not None and call.args_truncated in cap.trajectory.incomplete
+
+
+def test_values_under_the_length_limit_are_graded_as_usual(monkeypatch: pytest.MonkeyPatch) -> None:
+    from _agents import scripted_agent
+    from tracegrade import grade
+
+    provider = limited_provider(monkeypatch, "SpanLimits", 4096)
+    agent = scripted_agent([("get_weather_forecast", {"city": "Paris", "days": 3})], tracer_provider=provider)
+    with capture(provider=provider) as cap:
+        agent.run_sync("go")
+    assert [r.outcome for r in grade(cap, weather_checks())] == ["passed"] * 4
+    assert cap.trajectory.incomplete == []
+
+
+def test_arguments_cut_short_in_a_trace_file_are_not_evaluated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from _agents import scripted_agent
+    from tracegrade import grade, write_otlp_json
+    from tracegrade.evaluators import ArgumentCorrectness, ToolCallArgsEvaluator, ToolCorrectness
+
+    provider = limited_provider(monkeypatch, "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", 24)
+    agent = scripted_agent([("forecast", {"city": "Paris", "days": 3, "unit": "C"})], tracer_provider=provider)
+    with capture(provider=provider) as cap:
+        agent.run_sync("go")
+    path = write_otlp_json(cap, tmp_path / "cut.json")  # the file does not say which limit was in force
+    checks = [
+        ArgumentCorrectness(tool_name="forecast", expected_arguments={"city": "Paris"}),
+        ToolCallArgsEvaluator(tool="forecast", args={"city": "Paris"}),
+        ToolCorrectness(expected_tools=["forecast"]),
+    ]
+    results = grade(path, checks)
+    assert [r.outcome for r in results] == ["not_evaluated"] * 3, [r.reason for r in results]
+    assert all("'gen_ai.tool.call.arguments'" in r.reason and "stops mid-way" in r.reason for r in results)
+
+
+def repeating_ids(every: int) -> Any:
+    """An IdGenerator that hands out span id 0xABC for every `every`-th span (and fresh ids otherwise)."""
+    from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
+
+    class Repeating(IdGenerator):
+        def __init__(self) -> None:
+            self.random, self.n = RandomIdGenerator(), 0
+
+        def generate_span_id(self) -> int:
+            self.n += 1
+            return 0xABC if self.n % every == 0 else self.random.generate_span_id()
+
+        def generate_trace_id(self) -> int:
+            return self.random.generate_trace_id()
+
+    return Repeating()
+
+
+@pytest.mark.parametrize("overlapping", [False, True])
+def test_repeated_span_ids_give_an_error_result_per_evaluator_naming_the_id(overlapping: bool) -> None:
+    from tracegrade import agrade, grade
+    from tracegrade.evaluators import MaxToolCalls, ToolCorrectness
+
+    provider = TracerProvider(id_generator=repeating_ids(1 if overlapping else 2))
+    tracer = provider.get_tracer("dup")
+    with capture(provider=provider) as cap:
+        if overlapping:  # every span has id 0xABC, the later ones open while the first still is
+            with tracer.start_as_current_span("outer"), tracer.start_as_current_span("inner"):
+                pass
+        else:  # one after another, in one trace
+            with tracer.start_as_current_span("root"):
+                for i in range(4):
+                    tracer.start_span(f"s{i}").end()
+    expected_names = ["inner", "outer"] if overlapping else ["s0", "s1", "s2", "s3", "root"]
+    assert names(cap.spans) == expected_names and cap.open_spans == []  # no span lost to the repeated id
+    checks = [ToolCorrectness(expected_tools=["search"]), MaxToolCalls(max_calls=3)]
+    for results in (grade(cap, checks), asyncio.run(agrade(cap, checks))):
+        assert [(r.outcome, r.name) for r in results] == [("error", "ToolCorrectness"), ("error", "MaxToolCalls")]
+        assert all("0000000000000abc" in r.reason and "id_generator" in r.reason for r in results)
+
+
+def test_repeated_span_ids_in_a_list_of_spans_give_error_results() -> None:
+    from tracegrade import grade
+    from tracegrade.evaluators import ToolCorrectness
+
+    provider = TracerProvider(id_generator=repeating_ids(1))
+    with capture(provider=provider) as cap, provider.get_tracer("dup").start_as_current_span("root"):
+        provider.get_tracer("dup").start_span("child").end()
+    [result] = grade(list(cap.spans), [ToolCorrectness(expected_tools=["search"])])
+    assert result.outcome == "error" and "duplicate span id 0000000000000abc" in result.reason
+
+
+class OTLPSink:
+    """A loopback OTLP/HTTP endpoint (stdlib `http.server` on 127.0.0.1) keeping every request body."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        bodies: list[bytes] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.bodies = bodies
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def exported_bytes(
+    sink: OTLPSink, *, with_capture: bool, recorder_first: bool, limits: Any
+) -> tuple[list[bytes], list[ReadableSpan]]:
+    """Run one fixed workload (fixed ids and timestamps) on a fresh provider exporting through a
+    BatchSpanProcessor + OTLP/HTTP exporter; the capture (if any) sees every span too. Returns the
+    request bodies the sink received and the spans the capture kept."""
+    from opentelemetry.exporter.otlp.proto.http import Compression
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+    from opentelemetry.trace import Link, SpanKind, Status
+
+    class Counting(IdGenerator):
+        def __init__(self) -> None:
+            self.n = 0
+
+        def generate_span_id(self) -> int:
+            self.n += 1
+            return 0x1000 + self.n
+
+        def generate_trace_id(self) -> int:
+            return 0xABCDEF
+
+    provider = TracerProvider(resource=Resource({"service.name": "bytes"}), id_generator=Counting(), span_limits=limits)
+    if with_capture and recorder_first:
+        ensure_recorder(provider)  # the recorder sees (and slims) each span before the batch processor
+    exporter = OTLPSpanExporter(endpoint=sink.endpoint, compression=Compression.NoCompression, timeout=10)
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=60_000, max_export_batch_size=512))
+    tracer = provider.get_tracer("lib", "1.2", attributes={"scope.attr": "s"})
+    t = 1_700_000_000_000_000_000
+    values: dict[str, Any] = {"s": "text value", "b": True, "i": 42, "f": 1.5, "ss": ("a", "bb"), "ii": (1, 2),
+                              "long": "x" * 40}  # fmt: skip
+
+    def workload() -> None:
+        root = tracer.start_span("root", kind=SpanKind.SERVER, attributes=values, start_time=t)
+        root.add_event("started", {"k": "v", "n": 1}, timestamp=t + 1)
+        ctx = trace.set_span_in_context(root)
+        for k, kind in enumerate(SpanKind):
+            links = [Link(root.get_span_context(), {"why": "link", "k": k}), Link(root.get_span_context())]
+            child = tracer.start_span(f"child {kind.name}", ctx, kind, {**values, "k": k}, links, start_time=t + 10 * k)
+            for e in range(3):
+                child.add_event(f"event {e}", {"e": e, "text": "y" * 30}, timestamp=t + 10 * k + e)
+            child.set_attribute("late", k)
+            if k % 2:
+                child.set_status(Status(StatusCode.ERROR, "boom"))
+            child.end(end_time=t + 10 * k + 5)
+        root.end(end_time=t + 1_000)
+
+    kept: list[ReadableSpan] = []
+    if with_capture:
+        with capture(provider=provider) as cap:
+            workload()
+        kept = cap.spans
+    else:
+        workload()
+    provider.force_flush()
+    provider.shutdown()
+    bodies, sink.bodies[:] = list(sink.bodies), []
+    return bodies, kept
+
+
+@pytest.mark.parametrize("recorder_first", [True, False], ids=["recorder-first", "recorder-last"])
+@pytest.mark.parametrize("limited", [False, True], ids=["no-limits", "limits-drop-and-cut"])
+def test_an_otlp_exporter_beside_the_capture_sends_byte_identical_data(
+    monkeypatch: pytest.MonkeyPatch, recorder_first: bool, limited: bool
+) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.sdk.trace import SpanLimits
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    cut = {"max_span_attributes": 5, "max_events": 2, "max_links": 1, "max_event_attributes": 1}
+    limits = SpanLimits(**cut, max_span_attribute_length=8) if limited else SpanLimits()
+    sink = OTLPSink()
+    try:
+        plain, _ = exported_bytes(sink, with_capture=False, recorder_first=recorder_first, limits=limits)
+        beside, kept = exported_bytes(sink, with_capture=True, recorder_first=recorder_first, limits=limits)
+    finally:
+        sink.close()
+    assert len(kept) == 6  # the capture did record (and, where nothing was dropped or cut, slim) every span
+    assert any(type(span._attributes) is dict for span in kept) is not limited
+    assert len(plain) == 1 and beside == plain  # the same bytes on the wire, with or without tracegrade
+    request = ExportTraceServiceRequest.FromString(plain[0])
+    spans = [s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert len(spans) == 6 and {len(s.links) for s in spans if s.name.startswith("child")} == {1 if limited else 2}
+    dropped = sum(s.dropped_attributes_count + s.dropped_events_count + s.dropped_links_count for s in spans)
+    assert (dropped > 0) is limited

@@ -156,3 +156,80 @@ def test_fixture_stems_are_stable_and_distinct() -> None:
     a, b = fixture_stem("t.py::x[a b]"), fixture_stem("t.py::x[a_b]")
     assert a != b and b == "t/x[a_b]"
     assert fixture_stem("t.py::x[a b]") == a  # same node id, same name, every session
+
+
+COLLIDING = src(
+    """
+    import pytest
+    from agents import make_agent
+    from tracegrade import Turn, Expect
+
+    agent = make_agent(reply="Booked")
+    IDS = {"a::b": "1pm", "a.b": "2pm", "x" * 300: "3pm", "y" * 250 + "::z": "4pm"}
+
+    async def call(history):
+        return (await agent.run(history[-1]["content"])).output
+
+    @pytest.mark.agent_eval
+    @pytest.mark.parametrize("when", [pytest.param(when, id=name) for name, when in IDS.items()])
+    async def test_time(agent_eval, when):
+        turn = Turn(f'book {{"time": "{when}"}}', Expect(tool_calls_include=["book"]))
+        (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
+    """
+)
+
+COLLIDING_REPLAY = src(
+    """
+    from tracegrade import grade
+    from tracegrade.evaluators import ArgumentCorrectness
+    from test_colliding import IDS
+
+    def test_each_id_finds_its_own_run(recorded_trace):
+        for name, when in IDS.items():
+            tree = recorded_trace(f"test_colliding.py::test_time[{name}]")
+            assert grade(tree, [ArgumentCorrectness("book", {"time": when})])[0].passed, name
+    """
+)
+
+
+def test_ids_that_read_alike_or_are_too_long_record_to_distinct_files_found_by_node_id(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(agents=PYDANTIC_AGENT, test_colliding=COLLIDING)
+    pytester.syspathinsert()
+    result = pytester.runpytest("--tracegrade-record", "-p", "no:asyncio", "-p", "no:anyio")
+    result.assert_outcomes(passed=4)  # today: `File name too long` for the two long ids
+    recordings = _recordings(pytester.path / "fixtures" / "traces")
+    assert len(recordings) == 4  # today `t[a::b]` and `t[a.b]` share one file
+    assert "test_colliding/test_time[a.b]-run1.json" in recordings  # the readable name stays when it is unique
+    assert all(len(part.encode()) <= 255 for r in recordings for part in r.split("/"))
+    pytester.makepyfile(test_replay=COLLIDING_REPLAY)
+    pytester.runpytest("test_replay.py", "-p", "no:asyncio").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "stem"),
+    [
+        ("tests/test_support.py::test_refund", "tests/test_support/test_refund"),
+        ("tests/test_a.py::TestX::test_b[1.5-gpt]", "tests/test_a/TestX.test_b[1.5-gpt]"),
+        ("tests/evals/refund.yaml::refund_case", "tests/evals/refund.yaml/refund_case"),
+        ("t.py::t[a.b]", "t/t[a.b]"),
+    ],
+)
+def test_safe_unique_ids_keep_their_readable_names(nodeid: str, stem: str) -> None:
+    assert fixture_stem(nodeid) == stem
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "other"),
+    [
+        ("t.py::t[a::b]", "t.py::t[a.b]"),
+        ("t.py::T::t", "t.py::T.t"),
+        ("a.yaml.py::t", "a.yaml::t"),
+        ("a.py::t", "a::t"),
+        ("a//b.py::t", "a/b.py::t"),
+        ("a.py::t-0123abcd", "a.py::t"),
+    ],
+)
+def test_ids_that_would_read_alike_get_distinct_names(nodeid: str, other: str) -> None:
+    assert fixture_stem(nodeid) != fixture_stem(other)

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from _plugin_helpers import PYDANTIC_AGENT, assert_in_order, clean_agent_eval_env, src  # noqa: F401
+from faults._yaml_bombs import transcript_bombs
+from tracegrade import _yaml
 from tracegrade.evaluators import ContainsEvaluator, HasMatchingSpan, JudgeEvaluator, ToolCorrectness, TrajectoryMatch
 from tracegrade.pytest_plugin.yaml_collect import TranscriptError, load_transcript
 
@@ -284,3 +286,62 @@ def test_validation_error(tmp_path: Path, text: str, expected: str) -> None:
     message = str(excinfo.value)
     assert message.startswith(str(tmp_path / "t.yaml")), message
     assert expected in message, message
+
+
+# --- hostile YAML: the transcript loader is bounded (tracegrade._yaml) ------------------------------------
+
+
+@pytest.mark.parametrize("placement", sorted(transcript_bombs()))
+def test_an_alias_bomb_is_refused_naming_the_file_and_the_line_of_the_alias(tmp_path: Path, placement: str) -> None:
+    text = transcript_bombs(levels=6)[placement]  # 9**6 nodes: today's loader builds them (and validates them)
+    with pytest.raises(TranscriptError) as excinfo:
+        load(tmp_path, text)
+    error = excinfo.value
+    alias = error.message.split("alias ")[1].split()[0]
+    assert error.line is not None and alias in text.splitlines()[error.line - 1]
+    assert str(error) == (
+        f"{tmp_path / 't.yaml'}:{error.line}: alias {alias} makes the document expand past "
+        f"{_yaml.MAX_ALIAS_NODES} nodes through aliases (refused: a YAML alias bomb)"
+    )
+
+
+def test_an_alias_bomb_is_a_collection_error_with_the_message(project: pytest.Pytester) -> None:
+    (project.path / "evals" / "bomb.yaml").write_text(transcript_bombs(levels=6)["user"])
+    result = project.runpytest("--agent-eval-live")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*bomb.yaml:2: alias [*]l4 makes the document expand past 100000 nodes*alias bomb)"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "id: t\nturns: &a [{user: hi, expect: {spans: *a}}]\n",
+            "t.yaml:2: alias *a refers to a collection that contains it",
+        ),
+        (
+            "id: t\nturns:\n  - user: " + "[" * 5000 + "]" * 5000 + "\n",
+            "t.yaml:3: collections nested deeper than 100 levels",
+        ),
+        ("id: t\nruns: " + "1" * 5000 + "\nturns: [{user: hi}]\n", "t.yaml:2: invalid YAML: cannot read '1111"),
+        (
+            "id: !!python/object/apply:os.system [echo hi]\nturns: [{user: hi}]\n",
+            "t.yaml:1: invalid YAML: could not determine a constructor for the tag "
+            "'tag:yaml.org,2002:python/object/apply:os.system'",
+        ),
+    ],
+    ids=["recursive-alias", "deep-nesting", "5000-digit-int", "python-tag"],
+)
+def test_hostile_shapes_scalars_and_tags_are_transcript_errors(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(TranscriptError) as excinfo:
+        load(tmp_path, text)
+    assert str(excinfo.value).startswith(str(tmp_path / expected.split(":")[0]) + ":" + expected.split(":")[1])
+    assert expected.split(":", 2)[2] in str(excinfo.value), str(excinfo.value)
+
+
+def test_anchors_within_the_bound_still_work(tmp_path: Path) -> None:
+    transcript = load(
+        tmp_path,
+        "id: t\nturns:\n  - user: hi\n    expect: &e {tool_calls_include: [search]}\n  - user: again\n    expect: *e\n",
+    )
+    assert [t.expect.tool_calls_include for t in transcript.turns] == [["search"], ["search"]]  # type: ignore[attr-defined]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from _agents import run_captured
-from tracegrade import grade
+from faults._yaml_bombs import spec_bombs
+from tracegrade import _yaml, grade
 from tracegrade.evaluators import HasMatchingSpan, MaxToolCalls, ToolCorrectness, TrajectoryMatch
 from tracegrade.spec import SpecError, build_evaluators, load_spec
 
@@ -80,5 +81,59 @@ def test_spec_file_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match=r"bad\.yaml: unknown top-level key 'extra'"):
         load_spec(bad)
     bad.write_text("evaluators: [\n")
-    with pytest.raises(SpecError, match=r"bad\.yaml: invalid YAML"):
+    with pytest.raises(SpecError, match=r"bad\.yaml:2: invalid YAML: while parsing a flow node"):
         load_spec(bad)
+
+
+# --- hostile YAML: the spec loader is bounded (tracegrade._yaml) ------------------------------------------
+
+
+@pytest.mark.parametrize("placement", sorted(spec_bombs()))
+def test_an_alias_bomb_is_refused_naming_the_file_and_the_line_of_the_alias(tmp_path: Path, placement: str) -> None:
+    spec = tmp_path / "bomb.yaml"
+    text = spec_bombs(levels=6)[placement]  # 9**6 nodes: today's loader builds them (and then validates them)
+    spec.write_text(text)
+    with pytest.raises(SpecError) as e:
+        load_spec(spec)
+    message = str(e.value)
+    assert message.startswith(f"{spec}:"), message
+    line = int(message[len(f"{spec}:") :].split(":")[0])
+    alias = message.split("alias ")[1].split()[0]
+    assert alias in text.splitlines()[line - 1]  # the line holds the alias that is blamed
+    assert f"expand past {_yaml.MAX_ALIAS_NODES} nodes through aliases (refused: a YAML alias bomb)" in message
+
+
+def test_anchors_and_merge_keys_within_the_bound_still_work(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "evaluators:\n"
+        "  - ToolCorrectness: &tools {expected_tools: &names [search, answer]}\n"
+        "  - TrajectoryMatch: {expected_trajectory: *names, order: exact}\n"
+        "  - ToolCorrectness: {<<: *tools, allow_extra: true}\n"
+    )
+    assert load_spec(spec) == [
+        ToolCorrectness(["search", "answer"]),
+        TrajectoryMatch(["search", "answer"], order="exact"),
+        ToolCorrectness(["search", "answer"], allow_extra=True),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("evaluators:\n  - &a [MaxToolCalls, *a]\n", r"x\.yaml:2: alias \*a refers to a collection that contains it"),
+        ("evaluators:\n  - " + "[" * 5000 + "]" * 5000 + "\n", r"x\.yaml:2: collections nested deeper than 100 levels"),
+        ("evaluators:\n  - MaxToolCalls: " + "9" * 5000 + "\n", r"x\.yaml:2: invalid YAML: cannot read '9999.*digits"),
+        ("evaluators:\n  - MaxToolCalls: 2001-13-01\n", r"x\.yaml:2: invalid YAML: cannot read '2001-13-01' \(month"),
+        (
+            "evaluators:\n  - !!python/object/apply:os.system [echo hi]\n",
+            r"x\.yaml:2: invalid YAML: could not determine a constructor for the tag 'tag:yaml.org,2002:python/object",
+        ),
+    ],
+    ids=["recursive-alias", "deep-nesting", "5000-digit-int", "bad-date", "python-tag"],
+)
+def test_hostile_scalars_tags_and_shapes_are_spec_errors_with_a_line(tmp_path: Path, text: str, message: str) -> None:
+    spec = tmp_path / "x.yaml"
+    spec.write_text(text)
+    with pytest.raises(SpecError, match=message):
+        load_spec(spec)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+import signal
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,8 +21,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
 from pydantic_evals.otel import SpanTree as OracleTree
 
+from tracegrade import grade
+from tracegrade.evaluators import HasMatchingSpan, ToolCorrectness
 from tracegrade.spans import Span
-from tracegrade.tree import SpanNode, SpanQuery, SpanTree, validate_query
+from tracegrade.trajectory import Trajectory
+from tracegrade.tree import MAX_QUERY_NESTING, RENDER_INDENT_LEVELS, SpanNode, SpanQuery, SpanTree, validate_query
 
 BASE_NS = 1_700_000_000 * 10**9
 TRACE_A = 0x0AF7651916CD43DD8448EB211C80319C
@@ -930,3 +937,477 @@ def test_span_query_matches_the_same_spans_as_pydantic_evals(
         expected = keys(oracle.find(query))  # type: ignore[arg-type]
         event("matches: " + ("none" if not expected else "all" if len(expected) == len(spans) else "some"))
         assert keys(ours.find(query)) == expected, query  # type: ignore[arg-type]
+
+
+# --- parent cycles: broken with a note, every operation terminates --------------------------------------
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Fail (instead of hanging) when the block runs longer than `seconds`."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise AssertionError(f"did not finish within {seconds} s (a hang)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def record(name: str, span_id: int, parent_id: int | None = None, *, start_us: int = 0, **kw: Any) -> Span:
+    start = BASE_NS + start_us * 1000
+    return Span(
+        trace_id=TRACE_A, span_id=span_id, parent_id=parent_id, name=name, start_ns=start, end_ns=start + 1000, **kw
+    )
+
+
+def parents(tree: SpanTree) -> dict[int, int | None]:
+    return {n.span_id: n.parent.span_id if n.parent else None for n in tree}
+
+
+def test_two_spans_naming_each_other_as_parent_are_split_at_the_first_started() -> None:
+    tree = SpanTree.from_spans([record("b", 2, 1, start_us=5), record("a", 1, 2, start_us=0)])
+    assert parents(tree) == {1: None, 2: 1}
+    assert names(tree.roots) == ["a"] and [n.depth for n in tree] == [0, 1]
+    assert tree.notes == [
+        "span 'a' (0000000000000001) named parent 'b' (0000000000000002), which closes a cycle: treated as a root"
+    ]
+
+
+def test_span_that_is_its_own_parent_becomes_a_root_with_a_note() -> None:
+    tree = SpanTree.from_spans([record("loop", 7, 7), record("child", 8, 7, start_us=1)])
+    assert parents(tree) == {7: None, 8: 7}
+    assert tree.notes == [
+        "span 'loop' (0000000000000007) named parent 'loop' (0000000000000007), which closes a cycle: treated as a root"
+    ]
+
+
+def test_longer_cycle_with_spans_hanging_off_it_keeps_every_span() -> None:
+    # 1 → 2 → 3 → 4 → 1 (each names the next as parent); 5 and 6 hang below 3; 4 started first
+    spans = [
+        record("one", 1, 2, start_us=3), record("two", 2, 3, start_us=2), record("three", 3, 4, start_us=1),
+        record("four", 4, 1, start_us=0), record("five", 5, 3, start_us=4), record("six", 6, 5, start_us=5),
+    ]  # fmt: skip
+    tree = SpanTree.from_spans(spans)
+    assert parents(tree) == {4: None, 3: 4, 2: 3, 1: 2, 5: 3, 6: 5}
+    assert [len(tree.roots), len(tree.roots[0].descendants)] == [1, 5]
+    assert {n.span_id: n.depth for n in tree} == {4: 0, 3: 1, 2: 2, 5: 2, 1: 3, 6: 3}
+    assert tree.notes == [
+        "span 'four' (0000000000000004) named parent 'one' (0000000000000001), which closes a cycle: treated as a root"
+    ]
+
+
+def test_cycle_of_sdk_spans_is_broken_like_one_of_span_records() -> None:
+    tree = SpanTree.from_readable_spans([rspan("a", 1, 3), rspan("b", 2, 1, start_us=1), rspan("c", 3, 2, start_us=2)])
+    assert parents(tree) == {1: None, 2: 1, 3: 2}
+    assert len(tree.notes) == 1 and "span 'a' (0000000000000001) named parent 'c'" in tree.notes[0]
+
+
+def test_the_span_a_cycle_is_broken_at_does_not_depend_on_input_order() -> None:
+    spans = [record(f"s{i}", i, i % 5 + 1, start_us=(3 * i) % 5) for i in range(1, 6)]  # 1 → 2 → ... → 5 → 1
+    first = SpanTree.from_spans(spans)
+    for order in (spans[::-1], spans[2:] + spans[:2]):
+        again = SpanTree.from_spans(order)
+        assert (parents(again), again.notes) == (parents(first), first.notes)
+
+
+def test_separate_cycles_each_get_a_note_in_start_order() -> None:
+    tree = SpanTree.from_spans(
+        [record("x", 1, 2, start_us=1), record("y", 2, 1, start_us=2), record("z", 3, 3, start_us=0)]
+    )
+    assert [note.split(" named")[0] for note in tree.notes] == [
+        "span 'z' (0000000000000003)",
+        "span 'x' (0000000000000001)",
+    ]
+    assert names(tree.roots) == ["z", "x"]
+
+
+def test_tree_without_cycles_has_no_notes(tree: SpanTree) -> None:
+    assert tree.notes == []
+
+
+WALK_ALL = {  # sub-queries that make each operator look at every ancestor or descendant (no early exit)
+    key: {"not_": {"name_equals": "none"}} if key.startswith("all_") else {"name_equals": "none"}
+    for key in RECURSIVE_KEYS
+}
+CYCLE_OPERATIONS: list[tuple[str, Any]] = [
+    ("depth", lambda t: [n.depth for n in t]),
+    ("ancestors", lambda t: [n.ancestors for n in t]),
+    ("descendants", lambda t: [n.descendants for n in t]),
+    ("render", lambda t: t.render()),
+    ("find_ancestors with stop", lambda t: [n.find_ancestors({}, {"name_equals": "none"}) for n in t]),
+    ("find_descendants with stop", lambda t: [n.find_descendants({}, {"name_equals": "none"}) for n in t]),
+    *((key, lambda t, key=key: t.find({key: WALK_ALL[key]})) for key in RECURSIVE_KEYS),
+    *((key, lambda t, key=key: t.find({key: 2})) for key in ("min_depth", "max_depth")),
+    *((key, lambda t, key=key: t.find({key: 2})) for key in ("min_descendant_count", "max_descendant_count")),
+    *(
+        (
+            f"{key} + stop_recursing_when",
+            lambda t, key=key: t.find({key: WALK_ALL[key], "stop_recursing_when": {"name_equals": "x"}}),
+        )
+        for key in RECURSIVE_KEYS
+    ),
+]
+
+
+@pytest.mark.parametrize(("what", "operation"), CYCLE_OPERATIONS, ids=[w for w, _ in CYCLE_OPERATIONS])
+def test_every_ancestor_and_descendant_operation_terminates_on_a_parent_cycle(what: str, operation: Any) -> None:
+    spans = [
+        record("a", 1, 2),
+        record("b", 2, 3, start_us=1),
+        record("c", 3, 1, start_us=2),
+        record("d", 4, 4, start_us=3),
+    ]
+    tree = SpanTree.from_spans(spans)
+    with time_limit(5):
+        operation(tree)
+
+
+def test_render_of_a_tree_with_a_cycle_shows_every_span() -> None:
+    tree = SpanTree.from_spans([record("a", 1, 2), record("b", 2, 1, start_us=1), record("c", 3, 2, start_us=2)])
+    assert tree.render() == "a (0.0 ms)\n  b (0.0 ms)\n    c (0.0 ms)"
+
+
+def genai_tool_span(tool: str, span_id: int, parent_id: int, start_us: int) -> Span:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool, "gen_ai.tool.call.arguments": "{}"}
+    return record(f"execute_tool {tool}", span_id, parent_id, start_us=start_us, attributes=attrs)
+
+
+def test_tool_spans_inside_a_cycle_stay_in_the_trajectory_which_is_marked_incomplete() -> None:
+    tree = SpanTree.from_spans([genai_tool_span("search", 1, 2, 0), genai_tool_span("fetch", 2, 1, 10)])
+    traj = Trajectory.from_tree(tree)
+    assert [c.name for c in traj.all_calls] == ["search", "fetch"]
+    assert traj.incomplete[:1] == tree.notes and "closes a cycle" in traj.incomplete[0]
+
+
+def test_grading_a_tree_with_a_parent_cycle_gives_results_naming_the_cycle() -> None:
+    tree = SpanTree.from_spans([genai_tool_span("search", 1, 2, 0), genai_tool_span("fetch", 2, 1, 10)])
+    with time_limit(10):
+        tools, span = grade(tree, [ToolCorrectness(expected_tools=["search", "fetch"]), HasMatchingSpan(query={
+            "name_equals": "execute_tool fetch", "some_ancestor_has": {"name_equals": "execute_tool search"},
+        })])  # fmt: skip
+    assert tools.outcome == "not_evaluated" and "which closes a cycle: treated as a root" in tools.reason
+    assert span.outcome == "passed"
+
+
+# --- deep chains: no recursion on the tree's depth, linear work ---------------------------------------------
+
+
+def chain(n: int, *, name: Any = "s") -> SpanTree:
+    """`n` spans, each the parent of the next; names from `name(i)` (or all the same)."""
+    made = [
+        Span(trace_id=TRACE_A, span_id=i + 1, parent_id=i or None, name=name(i) if callable(name) else name,
+             start_ns=BASE_NS + i, end_ns=BASE_NS + 2 * n - i)
+        for i in range(n)
+    ]  # fmt: skip
+    return SpanTree.from_spans(made)
+
+
+def test_render_of_a_deep_chain_outlines_every_span_without_recursing() -> None:
+    depth = 3 * sys.getrecursionlimit()
+    lines = chain(depth, name=lambda i: f"s{i}").render().splitlines()
+    assert len(lines) == depth
+    assert lines[2] == "    s2 (0.0 ms)"
+    limit = RENDER_INDENT_LEVELS
+    assert lines[limit].startswith("  " * limit + "s")
+    assert lines[limit + 1] == "  " * limit + f"[depth {limit + 1}] s{limit + 1} (0.0 ms)"
+    assert lines[-1] == "  " * limit + f"[depth {depth - 1}] s{depth - 1} (0.0 ms)"
+
+
+def test_render_indents_spans_below_the_limit_two_spaces_a_level(tree: SpanTree) -> None:
+    assert [len(line) - len(line.lstrip()) for line in tree.render().splitlines()] == [0, 2, 2, 4, 4, 6, 2]
+
+
+def test_queries_on_a_deep_chain_do_not_recurse_on_its_depth() -> None:
+    n = 3 * sys.getrecursionlimit()
+    tree = chain(n, name=lambda i: "leaf" if i == n - 1 else "top" if i == 0 else "mid")
+    assert ids(tree.find({"some_descendant_has": {"name_equals": "leaf"}})) == list(range(1, n))
+    assert ids(tree.find({"some_ancestor_has": {"name_equals": "top"}})) == list(range(2, n + 1))
+    assert ids(tree.find({"all_descendants_have": {"name_matches_regex": "mid|leaf"}})) == list(range(1, n + 1))
+    assert ids(tree.find({"no_ancestor_has": {"name_equals": "mid"}})) == [1, 2]
+    assert ids(tree.find({"min_descendant_count": n - 1})) == [1]
+    assert ids(tree.find({"min_depth": n - 1})) == [n]
+    stopped = {"some_descendant_has": {"name_equals": "leaf"}, "stop_recursing_when": {"name_equals": "mid"}}
+    assert ids(tree.find(stopped)) == [n - 1]
+    assert tree.nodes[0].first_descendant({"name_equals": "leaf"}) is tree.nodes[-1]
+    assert tree.nodes[-1].depth == n - 1 and len(tree.nodes[-1].ancestors) == n - 1
+
+
+class CountingQuery(dict[str, Any]):
+    """A sub-query that counts how often it is evaluated (each evaluation reads its `name_equals`)."""
+
+    evaluations = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "name_equals":
+            type(self).evaluations += 1
+        return super().get(key, default)
+
+
+LINEAR_QUERIES = {
+    "some_ancestor_has": lambda sub: {"some_ancestor_has": sub},
+    "all_ancestors_have": lambda sub: {"all_ancestors_have": {"not_": sub}},
+    "no_ancestor_has with stop": lambda sub: {"no_ancestor_has": sub, "stop_recursing_when": {"name_equals": "z"}},
+    "some_descendant_has": lambda sub: {"some_descendant_has": sub},
+    "all_descendants_have": lambda sub: {"all_descendants_have": {"not_": sub}},
+    "no_descendant_has with stop": lambda sub: {"no_descendant_has": sub, "stop_recursing_when": {"name_equals": "z"}},
+    "nested": lambda sub: {"some_descendant_has": {"some_ancestor_has": {"some_child_has": sub}}},
+}
+
+
+@pytest.mark.parametrize("make", LINEAR_QUERIES.values(), ids=list(LINEAR_QUERIES))
+def test_ancestor_and_descendant_queries_evaluate_each_sub_query_once_per_span(make: Any) -> None:
+    n = 2000
+    tree = chain(n)
+    CountingQuery.evaluations = 0
+    tree.find(make(CountingQuery(name_equals="missing")))
+    assert CountingQuery.evaluations <= n  # naively, each span would look at each of its ancestors: n²/2
+
+
+def test_a_query_on_one_node_evaluates_sub_queries_at_most_once_per_span() -> None:
+    n = 2000
+    tree = chain(n)
+    CountingQuery.evaluations = 0
+    middle = tree.nodes[n // 2]
+    assert not middle.matches({"some_descendant_has": {"some_descendant_has": CountingQuery(name_equals="missing")}})
+    assert CountingQuery.evaluations <= n
+
+
+def test_validate_rejects_a_query_nested_past_the_limit() -> None:
+    query: dict[str, Any] = {"name_equals": "x"}
+    for _ in range(MAX_QUERY_NESTING):
+        query = {"not_": query}
+    validate_query(query)
+    with pytest.raises(ValueError, match=f"nested more than {MAX_QUERY_NESTING} levels deep"):
+        validate_query({"some_child_has": query})
+
+
+# --- property: SpanQuery against a brute-force evaluator; cycles never hang nor drop a span -------------------
+
+
+class BruteForce:
+    """SpanQuery read literally over span records with acyclic parent links: every relation is recomputed
+    from the records by scanning them, with no memo and no shortcut."""
+
+    def __init__(self, spans: list[Span]) -> None:
+        self.spans = spans
+        self.by_key = {(s.trace_id, s.span_id): s for s in spans}
+        self._ancestors = {id(s): self._walk_up(s) for s in spans}
+
+    def parent(self, s: Span) -> Span | None:
+        return None if s.parent_id is None else self.by_key.get((s.trace_id, s.parent_id))
+
+    def _walk_up(self, s: Span) -> list[Span]:
+        out, p = [], self.parent(s)
+        while p is not None:
+            out.append(p)
+            p = self.parent(p)
+        return out
+
+    def ancestors(self, s: Span, stop: Any = None) -> list[Span]:
+        """Nearest first; with `stop`, up to and including the first ancestor matching it."""
+        out = []
+        for a in self._ancestors[id(s)]:
+            out.append(a)
+            if stop is not None and self.matches(stop, a):
+                break
+        return out
+
+    def children(self, s: Span) -> list[Span]:
+        return [c for c in self.spans if self.parent(c) is s]
+
+    def descendants(self, s: Span, stop: Any = None) -> list[Span]:
+        """Spans below `s`; with `stop`, not those with a span matching it strictly between them and `s`."""
+        out = []
+        for d in self.spans:
+            path = self._ancestors[id(d)]
+            at = next((i for i, a in enumerate(path) if a is s), None)
+            if at is not None and (stop is None or not any(self.matches(stop, a) for a in path[:at])):
+                out.append(d)
+        return out
+
+    @staticmethod
+    def attribute_is(s: Span, key: str, expected: Any) -> bool:
+        if key not in s.attributes:
+            return False
+        stored = s.attributes[key]
+        if stored == expected:
+            return True
+        if isinstance(expected, dict | list) and isinstance(stored, str):
+            try:
+                return bool(json.loads(stored) == expected)
+            except ValueError:
+                return False
+        return isinstance(expected, list) and isinstance(stored, tuple) and list(stored) == expected
+
+    def matches(self, q: Any, s: Span) -> bool:
+        if q.get("or_"):
+            return any(self.matches(sub, s) for sub in q["or_"])
+        duration = timedelta(microseconds=((s.end_ns or s.start_ns) - s.start_ns) / 1000)
+
+        def seconds(v: Any) -> timedelta:
+            return v if isinstance(v, timedelta) else timedelta(seconds=v)
+
+        stop = q.get("stop_recursing_when") or None
+        checks = {
+            "not_": lambda v: not self.matches(v, s),
+            "and_": lambda v: all(self.matches(sub, s) for sub in v),
+            "name_equals": lambda v: s.name == v,
+            "name_contains": lambda v: v in s.name,
+            "name_matches_regex": lambda v: re.match(v, s.name) is not None,
+            "has_attributes": lambda v: all(self.attribute_is(s, k, x) for k, x in v.items()),
+            "has_attribute_keys": lambda v: all(k in s.attributes for k in v),
+            "has_status": lambda v: s.status == v,
+            "min_duration": lambda v: duration >= seconds(v),
+            "max_duration": lambda v: duration <= seconds(v),
+            "min_child_count": lambda v: len(self.children(s)) >= v,
+            "max_child_count": lambda v: len(self.children(s)) <= v,
+            "some_child_has": lambda v: any(self.matches(v, c) for c in self.children(s)),
+            "all_children_have": lambda v: all(self.matches(v, c) for c in self.children(s)),
+            "no_child_has": lambda v: not any(self.matches(v, c) for c in self.children(s)),
+            "min_descendant_count": lambda v: len(self.descendants(s)) >= v,
+            "max_descendant_count": lambda v: len(self.descendants(s)) <= v,
+            "some_descendant_has": lambda v: any(self.matches(v, d) for d in self.descendants(s, stop)),
+            "all_descendants_have": lambda v: all(self.matches(v, d) for d in self.descendants(s, stop)),
+            "no_descendant_has": lambda v: not any(self.matches(v, d) for d in self.descendants(s, stop)),
+            "min_depth": lambda v: len(self.ancestors(s)) >= v,
+            "max_depth": lambda v: len(self.ancestors(s)) <= v,
+            "some_ancestor_has": lambda v: any(self.matches(v, a) for a in self.ancestors(s, stop)),
+            "all_ancestors_have": lambda v: all(self.matches(v, a) for a in self.ancestors(s, stop)),
+            "no_ancestor_has": lambda v: not any(self.matches(v, a) for a in self.ancestors(s, stop)),
+        }
+        # an absent, empty or zero-valued condition is no condition, except for maxima and durations
+        kept_when_falsy = ("max_child_count", "max_descendant_count", "max_depth", "min_duration", "max_duration")
+        return all(check(q[key]) for key, check in checks.items() if key in q and (q[key] or key in kept_when_falsy))
+
+
+@st.composite
+def shaped_spans(draw: st.DrawFn) -> list[Span]:
+    """Span records shaped as a random tree, a deep chain, a wide fan or a forest of two traces with orphans."""
+    shape = draw(st.sampled_from(["random", "chain", "fan", "forest"]))
+    event(f"shape: {shape}")
+    count = draw(st.integers(1, 40 if shape == "chain" else 24))
+    made: list[Span] = []
+    for i in range(count):
+        trace_id, parent_id = TRACE_A, None
+        if shape == "chain":
+            parent_id = i or None
+        elif shape == "fan":
+            parent_id = 1 if i else None
+        elif shape == "random" and made and draw(st.integers(0, 5)):
+            parent_id = draw(st.sampled_from(made)).span_id
+        elif shape == "forest":
+            trace_id = draw(st.sampled_from([TRACE_A, TRACE_B]))
+            earlier = [s.span_id for s in made if s.trace_id == trace_id]
+            parent_id = draw(st.sampled_from([None, 999, *earlier]))  # 999: a parent that was not recorded
+        start = BASE_NS + draw(st.integers(0, 20)) * 1000
+        duration_us = draw(st.sampled_from(DURATIONS_US) | st.integers(0, 3000))
+        made.append(
+            Span(
+                trace_id=trace_id, span_id=i + 1, parent_id=parent_id, name=draw(st.sampled_from(NAMES)),
+                start_ns=start, end_ns=start + duration_us * 1000, attributes=draw(attributes),
+                status=draw(st.sampled_from(["unset", "ok", "error"])),
+            )
+        )  # fmt: skip
+    return made
+
+
+def test_brute_force_evaluator_agrees_with_pydantic_evals_on_a_sample() -> None:
+    """Guards the oracle itself: on the agent trace, it matches what pydantic-evals' SpanTree finds."""
+    spans = agent_spans()
+    records = [Span.from_readable(s) for s in spans]
+    oracle = OracleTree()
+    oracle.add_readable_spans(spans)
+    brute = BruteForce(records)
+    for query in (
+        {"some_descendant_has": {"has_status": "error"}, "stop_recursing_when": {"name_contains": "tool"}},
+        {"all_ancestors_have": {"max_duration": 0.05}},
+        {"max_depth": 0},
+        {"min_descendant_count": 2, "no_child_has": {"name_equals": "chat"}},
+    ):
+        assert {s.span_id for s in records if brute.matches(query, s)} == {n.span_id for n in oracle.find(query)}  # type: ignore[arg-type]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(spans=shaped_spans(), query_list=st.lists(queries, min_size=1, max_size=3))
+def test_span_query_finds_what_a_brute_force_evaluator_finds(spans: list[Span], query_list: list[Any]) -> None:
+    tree = SpanTree.from_spans(spans)
+    brute = BruteForce(spans)
+    for query in query_list:
+        expected = {(s.trace_id, s.span_id) for s in spans if brute.matches(query, s)}
+        assert keys(tree.find(query)) == expected, query
+        assert keys(n for n in tree if n.matches(query)) == expected, query
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(spans=shaped_spans(), query=queries, stop=st.none() | queries, picks=st.lists(st.integers(0, 99), max_size=3))
+def test_node_walks_find_what_a_brute_force_evaluator_finds(
+    spans: list[Span], query: Any, stop: Any, picks: list[int]
+) -> None:
+    tree = SpanTree.from_spans(spans)
+    brute = BruteForce(spans)
+    in_order = list(zip(tree, sorted(spans, key=lambda s: (s.start_ns, s.span_id)), strict=True))
+    for node, s in [in_order[0], in_order[-1], *(in_order[i % len(in_order)] for i in picks)]:
+        assert node.depth == len(brute.ancestors(s))
+        assert ids(node.find_ancestors(query, stop)) == [
+            a.span_id for a in brute.ancestors(s, stop) if brute.matches(query, a)
+        ]
+        below = [d.span_id for d in brute.descendants(s, stop) if brute.matches(query, d)]
+        assert sorted(ids(node.find_descendants(query, stop))) == sorted(below)
+        in_start_order = sorted(brute.children(s), key=lambda c: (c.start_ns, c.span_id))
+        assert ids(node.find_children(query)) == [c.span_id for c in in_start_order if brute.matches(query, c)]
+
+
+@st.composite
+def arbitrary_links(draw: st.DrawFn) -> list[Span]:
+    """Span records whose parents are drawn at random: themselves, any span (cycles), or a missing one."""
+    count = draw(st.integers(1, 30))
+    made = []
+    for i in range(1, count + 1):
+        parent = draw(st.none() | st.integers(1, count) | st.just(count + 1))
+        made.append(record(f"s{draw(st.integers(0, 2))}", i, parent, start_us=draw(st.integers(0, 5))))
+    return made
+
+
+def cycles_of(spans: list[Span]) -> list[set[int]]:
+    """The parent cycles among `spans`, found the slow way: a span is on one if its parents lead back to it."""
+    parent = {s.span_id: s.parent_id for s in spans}
+    found: list[set[int]] = []
+    for s in spans:
+        cycle, p = {s.span_id}, parent[s.span_id]
+        for _ in range(len(spans)):
+            if p is None or p not in parent or p == s.span_id:
+                break
+            cycle.add(p)
+            p = parent[p]
+        if p == s.span_id and cycle not in found:
+            found.append(cycle)
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(spans=arbitrary_links())
+@example(spans=[record("ring", i, i % 500 + 1, start_us=i) for i in range(1, 501)])
+def test_tree_from_arbitrary_parent_links_keeps_every_span_and_breaks_each_cycle_once(spans: list[Span]) -> None:
+    with time_limit(10):
+        tree = SpanTree.from_spans(spans)
+        reached = [n for r in tree.roots for n in (r, *r.descendants)]
+        depths = {n.span_id: (n.depth, len(n.ancestors)) for n in tree}
+        tree.find({"some_ancestor_has": {"name_equals": "s1"}, "some_descendant_has": {"name_equals": "s2"}})
+    assert sorted(ids(reached)) == sorted(s.span_id for s in spans)  # every span, once
+    assert all(depth == count for depth, count in depths.values())
+    named = {s.span_id: s.parent_id for s in spans}
+    detached = set()
+    for node in tree:
+        if node.parent is not None:
+            assert node.parent.span_id == named[node.span_id]
+        elif named[node.span_id] in named:
+            detached.add(node.span_id)
+    cycles = cycles_of(spans)
+    assert len(tree.notes) == len(cycles) == len(detached)
+    first_started = {min(c, key=lambda i: (spans[i - 1].start_ns, i)) for c in cycles}
+    assert detached == first_started

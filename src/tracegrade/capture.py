@@ -3,7 +3,8 @@
 Attribution happens once, at `on_start`: a span belongs to the innermost capture active in the
 context it started in, or else to the capture that owns its parent span (so spans started in
 threads with an explicit parent context are kept). Enclosing captures see their inner captures'
-spans too. Spans started outside every capture are never retained. Storage happens at `on_end`:
+spans too; a capture closed (even from another thread or task) receives nothing more. Spans
+started outside every capture are never retained. Storage happens at `on_end`:
 the `ReadableSpan` the SDK hands to processors is kept, never copied; its bounded containers are
 swapped for what they hold (see `_slim`), so each kept span costs the cyclic GC two objects, not a
 dozen.
@@ -11,6 +12,7 @@ dozen.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import weakref
@@ -26,7 +28,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.util import BoundedList as _BoundedList
 
-from .tree import SpanTree
+from .tree import SpanNode, SpanTree
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import Span as SDKSpan
@@ -48,7 +50,9 @@ class Capture:
         self._spans: list[ReadableSpan] = []
         self._ids: set[int] = set()  # span ids of _spans[:_indexed], built only when searched
         self._indexed = 0
+        self._index_lock = threading.Lock()
         self._open: dict[int, SDKSpan] = {}
+        self._open_twins: dict[int, list[SDKSpan]] = {}  # open spans whose id an open span already has
         self.open_spans: list[ReadableSpan] = []
         """Spans that started inside the block but had not ended when it exited."""
         self.closed = False
@@ -68,7 +72,7 @@ class Capture:
     def trajectory(self) -> Trajectory:
         from .trajectory import Trajectory
 
-        traj = Trajectory.from_tree(self.tree, messages=self.messages)
+        traj = Trajectory.from_tree(self.tree, messages=self.messages, value_limit=_value_length_limit)
         traj.incomplete.extend(f"span {s.name!r} was still open when the capture closed" for s in self.open_spans)
         traj.incomplete.extend(
             f"span {name!r} lost {n} attribute(s) to the SDK's span limits (raise OTEL_ATTRIBUTE_COUNT_LIMIT)"
@@ -93,17 +97,31 @@ class Capture:
 
     def _finish(self) -> None:
         self.closed = True
-        self.open_spans = list(self._open.values())
+        self.open_spans = [*self._open.values(), *(s for twins in self._open_twins.values() for s in twins)]
         self._open.clear()
+        self._open_twins.clear()
         self.__dict__.pop("tree", None)
         self.__dict__.pop("trajectory", None)
 
+    def duplicate_span_ids(self) -> list[tuple[int, int]]:
+        """`(trace id, span id)` pairs that more than one recorded span carries (a faulty IdGenerator)."""
+        seen: set[tuple[int, int]] = set()
+        dups: dict[tuple[int, int], None] = {}
+        for span in (*self._spans, *self.open_spans):
+            ctx = span.context
+            key = (ctx.trace_id, ctx.span_id) if ctx is not None else (0, 0)
+            if key in seen:
+                dups[key] = None
+            seen.add(key)
+        return list(dups)
+
     def _ended_ids(self) -> set[int]:
-        """The ids of the spans recorded so far (indexed incrementally, on demand)."""
+        """The ids of the spans recorded so far (indexed incrementally, on demand; thread-safe)."""
         if self._indexed < len(self._spans):
-            spans = self._spans[self._indexed :]
-            self._ids.update(_span_id(s) for s in spans)
-            self._indexed += len(spans)
+            with self._index_lock:  # one indexer at a time: `_indexed` only ever counts indexed spans
+                end = len(self._spans)
+                self._ids.update(_span_id(s) for s in self._spans[self._indexed : end])
+                self._indexed = end
         return self._ids
 
     def __repr__(self) -> str:
@@ -118,6 +136,13 @@ def _span_id(span: ReadableSpan) -> int:
         return span.context.span_id  # type: ignore[union-attr,no-any-return]
 
 
+def _value_length_limit(node: SpanNode) -> int | None:
+    """The value-length limit the SDK applied to a recorded span's attributes (None: no limit, or
+    not an SDK span). Strings the SDK cut are exactly this long."""
+    attrs = getattr(node.source, "_attributes", None)
+    return attrs.max_value_len if type(attrs) is _BoundedAttributes else None
+
+
 def _slim(span: ReadableSpan) -> None:
     """Replace an ended span's `BoundedAttributes` by its dict and its `BoundedList`s of events and
     links by tuples, when they dropped nothing: every public property (`attributes`, `events`,
@@ -129,7 +154,8 @@ def _slim(span: ReadableSpan) -> None:
     for processors) is touched, never a live span.
     """
     # attribute access, not span.__dict__: reading __dict__ would materialize a dict per span
-    if type(a := span._attributes) is _BoundedAttributes and not a.dropped:
+    # (kept as the SDK made it when a value-length limit applies: `_value_length_limit` reads it there)
+    if type(a := span._attributes) is _BoundedAttributes and not a.dropped and a.max_value_len is None:
         span._attributes = a._dict
     # `tuple()` of an empty deque allocates an iterator: ~0.3 µs a span inside the SDK's span path
     if type(ev := span._events) is _BoundedList and not ev.dropped:
@@ -164,7 +190,10 @@ class SpanRecorder(SpanProcessor):
                 sid = span._context[1]  # type: ignore[index]
             except (AttributeError, TypeError):
                 sid = span.get_span_context().span_id
-            cap._open[sid] = span
+            if sid in cap._open:  # an open span has this id already (a faulty IdGenerator)
+                cap._open_twins.setdefault(sid, []).append(span)
+            else:
+                cap._open[sid] = span
         except Exception:  # a recorder bug must never reach the instrumented application
             _log.debug("tracegrade: SpanRecorder.on_start failed", exc_info=True)
 
@@ -192,8 +221,15 @@ class SpanRecorder(SpanProcessor):
 
     def _claim(self, sid: int) -> Capture | None:
         """The open capture a span ending in a foreign context was open in (removing it there)."""
-        for cap in tuple(self._captures):
+        captures = tuple(self._captures)
+        for cap in captures:
             if cap._open.pop(sid, None) is not None:
+                return cap
+        for cap in captures:  # a span sharing its id with another open span (a faulty IdGenerator)
+            if twins := cap._open_twins.get(sid):
+                twins.pop()
+                if not twins:
+                    cap._open_twins.pop(sid, None)
                 return cap
         return None
 
@@ -215,7 +251,11 @@ class SpanRecorder(SpanProcessor):
             heir = heir.parent
         if heir is not None:
             for open_span in cap.open_spans:
-                heir._open[_span_id(open_span)] = open_span  # type: ignore[assignment]
+                sid = _span_id(open_span)
+                if sid in heir._open:
+                    heir._open_twins.setdefault(sid, []).append(open_span)  # type: ignore[arg-type]
+                else:
+                    heir._open[sid] = open_span  # type: ignore[assignment]
 
     def shutdown(self) -> None:
         pass  # one recorder serves every provider it is attached to: one provider's shutdown ends nothing
@@ -276,7 +316,10 @@ class capture:
 
     def __enter__(self) -> Capture:
         ensure_recorder(self._provider)
-        cap = Capture(parent=_ACTIVE.get(), messages=self._messages)
+        parent = _ACTIVE.get()
+        while parent is not None and parent.closed:  # a capture exited in another context
+            parent = parent.parent
+        cap = Capture(parent=parent, messages=self._messages)
         self._capture = cap
         _RECORDER._register(cap)
         self._token = _ACTIVE.set(cap)
@@ -287,10 +330,16 @@ class capture:
     ) -> None:
         cap = self._capture
         assert cap is not None and self._token is not None, "capture() exited without being entered"
-        try:
-            _ACTIVE.reset(self._token)
-        except ValueError:  # exited in another context (e.g. a generator finalised elsewhere)
-            _ACTIVE.set(cap.parent)
+        # Only the context that entered is restored, and only if it still shows this capture (or captures
+        # nested in it that are closed already). A context exiting a capture entered elsewhere (another
+        # thread or task, a generator finalised elsewhere) is left as it is; the entering one keeps
+        # pointing at the closed capture, which attribution skips.
+        current = _ACTIVE.get()
+        while current is not None and current is not cap and current.closed:
+            current = current.parent
+        if current is cap:
+            with contextlib.suppress(ValueError):  # raised in a copy of the entering context (a task it started)
+                _ACTIVE.reset(self._token)
         cap._finish()
         _RECORDER._release(cap)
 

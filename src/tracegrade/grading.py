@@ -54,6 +54,27 @@ def context_for(source: Source) -> TurnContext:
     )
 
 
+def _live_context(source: Source, evaluators: list[object]) -> TurnContext | list[EvalResult]:
+    """`context_for(source)`; for recorded spans (a `Capture`, a list of SDK spans) that cannot be
+    read as a run (e.g. two spans with one id), an `error` result per evaluator saying why."""
+    if not isinstance(source, Capture | list | tuple):
+        return context_for(source)
+    try:
+        return context_for(source)
+    except TypeError:
+        raise  # not spans at all: the caller's mistake
+    except Exception as e:
+        reason = f"the recorded spans cannot be graded: {e}"
+        if dups := source.duplicate_span_ids() if isinstance(source, Capture) else []:
+            shown = ", ".join(f"{sid:016x} (trace {tid:032x})" for tid, sid in dups[:3])
+            more = f" (+{len(dups) - 3} more)" if len(dups) > 3 else ""
+            reason = (
+                f"the recorded spans cannot be graded: span id {shown}{more} was given to more than one span; "
+                "the TracerProvider's id_generator must return unique span ids"
+            )
+        return [dataclasses.replace(EvalResult.error(reason), name=evaluator_name(ev)) for ev in evaluators]
+
+
 def _coerce(evaluator: object, value: Any) -> EvalResult:
     if isinstance(value, EvalResult):
         return value
@@ -108,15 +129,20 @@ async def run_evaluator(evaluator: object, ctx: TurnContext) -> EvalResult:
 
 async def agrade(source: Source, evaluators: Iterable[object]) -> list[EvalResult]:
     """Grade `source` with each evaluator (async ones concurrently); results in evaluator order."""
-    ctx = context_for(source)
+    evaluators = list(evaluators)
+    ctx = _live_context(source, evaluators)
+    if isinstance(ctx, list):
+        return ctx
     return list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in evaluators)))
 
 
 def grade(source: Source, evaluators: Iterable[object]) -> list[EvalResult]:
     """Synchronous `agrade`. Sync evaluators run inline; async ones in an event loop (in a worker
     thread when called from inside a running loop)."""
-    ctx = context_for(source)
     evaluators = list(evaluators)
+    ctx = _live_context(source, evaluators)
+    if isinstance(ctx, list):
+        return ctx
     started = [_start(ev, ctx) for ev in evaluators]
     pending = [(i, s) for i, s in enumerate(started) if not isinstance(s, EvalResult)]
     if not pending:

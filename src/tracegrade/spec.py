@@ -99,16 +99,24 @@ def build_evaluators(items: Any, where: str = "evaluators") -> list[object]:
 
 
 def load_spec(path: str | os.PathLike[str]) -> list[object]:
-    """Read a YAML spec file with a top-level `evaluators:` list."""
+    """Read a YAML spec file with a top-level `evaluators:` list (safe tags only; alias expansion and
+    nesting bounded, see `tracegrade._yaml`)."""
     import yaml
+
+    from . import _yaml
 
     try:
         with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+            text = f.read()
     except OSError as e:
         raise SpecError(f"{path}: cannot read spec: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path}: cannot read spec: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    try:
+        data = _yaml.load(text)[1]
     except yaml.YAMLError as e:
-        raise SpecError(f"{path}: invalid YAML: {e}") from None
+        line, message = _yaml.describe(e)
+        raise SpecError(f"{path}{f':{line}' if line else ''}: {message}") from None
     if not isinstance(data, Mapping) or "evaluators" not in data:
         raise SpecError(f"{path}: expected a mapping with a top-level `evaluators:` list")
     if unknown := [k for k in data if k != "evaluators"]:

@@ -7,7 +7,7 @@ conventions is never counted twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -15,7 +15,19 @@ if TYPE_CHECKING:
     from .dialects import Dialect
     from .tree import SpanNode, SpanTree
 
-__all__ = ["NOT_RECORDED", "AgentRun", "ModelRequest", "NotRecorded", "ToolCall", "Trajectory", "parse_args"]
+__all__ = [
+    "NOT_RECORDED",
+    "VALUE_LIMIT_SETTING",
+    "AgentRun",
+    "ModelRequest",
+    "NotRecorded",
+    "ToolCall",
+    "Trajectory",
+    "args_cut_reason",
+    "cut_short",
+    "mark_truncated",
+    "parse_args",
+]
 
 
 class NotRecorded:
@@ -53,6 +65,32 @@ def parse_args(raw: Any) -> Any:
     return raw
 
 
+def cut_short(text: str) -> bool:
+    """True when `text` is a JSON object or array that stops mid-way (what a value-length limit
+    leaves of one): not valid JSON, and every error is at the end of the text."""
+    head = text.lstrip()[:1]
+    if head not in ("{", "["):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.msg.startswith("Unterminated string"):  # the text ends inside a string
+            return True
+        rest = text[e.pos :].rstrip()  # what follows the error: nothing, or a number or literal cut short
+        if not rest:
+            return e.msg != "Extra data"
+        number_tail = rest[0] in "-.eE" and not rest.lstrip("-+.0123456789eE")
+        return number_tail or any(w.startswith(rest) for w in ("true", "false", "null"))
+    return False
+
+
+VALUE_LIMIT_SETTING = (
+    "raise OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT (or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, or "
+    "SpanLimits(max_span_attribute_length=...) on the TracerProvider) where the spans are recorded"
+)
+"""The settings that bound a span attribute's value length, named in every truncation reason."""
+
+
 _LAZY: Any = object()
 
 
@@ -82,6 +120,10 @@ class ToolCall(str):
     dialect: str | None = None
     dropped_attributes: int = 0
     """Attributes the SDK dropped from the span (span limits): arguments may be among them."""
+    name_truncated: str | None = None
+    """Why the recorded name may be cut short by a value-length limit (see `mark_truncated`), else None."""
+    args_truncated: str | None = None
+    """Why the recorded arguments are cut short by a value-length limit (see `mark_truncated`), else None."""
     executed: bool | None = True
     """True: a tool span recorded the execution. None: only the model's request is recorded and the
     telemetry has no tool spans at all, so execution is unknown (such calls form the trajectory).
@@ -213,20 +255,31 @@ class Trajectory:
         self.recognized_spans = recognized_spans
         """How many spans a dialect recognized as agent, model or tool spans."""
         self.incomplete: list[str] = []
-        """Why the recorded run may be incomplete (open spans); trajectory checks are then not evaluated."""
+        """Why the recorded run may be incomplete (open spans, values cut short); trajectory checks are
+        then not evaluated."""
         self.missing: dict[str, str] = {}
         """What the telemetry does not hold (`"tool_calls"`, `"model_requests"`) and why: checks that need
         it are not evaluated."""
 
     @classmethod
     def from_tree(
-        cls, tree: SpanTree, *, dialect: str | Dialect | None = None, messages: Iterable[Any] | None = None
+        cls,
+        tree: SpanTree,
+        *,
+        dialect: str | Dialect | None = None,
+        messages: Iterable[Any] | None = None,
+        value_limit: Callable[[SpanNode], int | None] | None = None,
     ) -> Trajectory:
-        """Extract the trajectory; `dialect` forces one convention instead of auto-detecting per span."""
+        """Extract the trajectory; `dialect` forces one convention instead of auto-detecting per span.
+        `value_limit` gives the value-length limit a span was recorded under, when known (see
+        `mark_truncated`)."""
         from .dialects import extract
         from .recovery import recover_arguments
 
-        return recover_arguments(extract(tree, dialect=dialect), messages)
+        traj = recover_arguments(extract(tree, dialect=dialect), messages)
+        mark_truncated(traj, value_limit)
+        traj.incomplete[:0] = tree.notes  # broken parent cycles: which run a call belongs to is unsure
+        return traj
 
     @classmethod
     def from_calls(cls, calls: Iterable[str | ToolCall]) -> Trajectory:
@@ -329,3 +382,62 @@ class Trajectory:
 
     def __repr__(self) -> str:
         return f"<Trajectory calls={[c.describe() for c in self.tool_calls]} model_requests={len(self.model_requests)}>"
+
+
+def _key_holding(attrs: Any, value: str) -> str | None:
+    """The attribute whose value is `value` (the one a dialect read it from)."""
+    return next((k for k, v in attrs.items() if v is value or (type(v) is str and v == value)), None)
+
+
+def mark_truncated(traj: Trajectory, value_limit: Callable[[SpanNode], int | None] | None = None) -> None:
+    """Flag tool calls whose name or arguments a value-length limit cut short, and note each in
+    `traj.incomplete`.
+
+    With the span's limit known (`value_limit(node)`, e.g. a capture reads the SDK's): a name
+    attribute exactly that long may be cut; arguments exactly that long that are not valid JSON
+    are cut. Without it (files): arguments that are JSON stopping mid-way (`cut_short`) are cut.
+    """
+    for call in traj.all_calls:
+        node = call.span
+        if node is None:
+            continue
+        attrs = node.attributes
+        limit = value_limit(node) if value_limit is not None else None
+        who = f"tool {call.name!r} (span {node.name!r})"
+        if (
+            limit is not None
+            and call.name_truncated is None
+            and len(call.name) == limit
+            and not node.name.endswith(f" {call.name}")  # span names are not limited: `execute_tool {tool}`
+            and (key := _key_holding(attrs, call.name)) is not None
+        ):
+            call.name_truncated = (
+                f"{who}: attribute {key!r} is exactly {limit} characters, the span attribute value length "
+                f"limit, so the tool name may be cut short; {VALUE_LIMIT_SETTING}"
+            )
+            traj.incomplete.append(call.name_truncated)
+        text = call.args_text
+        if text is None or call.args_truncated is not None or call.args_source != "span":
+            continue
+        at_limit = limit is not None and len(text) == limit
+        stripped = text.rstrip()
+        if not at_limit and stripped[-1:] in ("}", "]"):  # looks whole: confirmed lazily (`args_cut_reason`)
+            continue
+        if (at_limit and isinstance(call.args, str) and call.args is text) or cut_short(text):
+            key = _key_holding(attrs, text) or "arguments"
+            how = (
+                f"is exactly {limit} characters, the span attribute value length limit" if at_limit else "stops mid-way"
+            )
+            call.args_truncated = f"{who}: attribute {key!r} {how}: the arguments are cut short; {VALUE_LIMIT_SETTING}"
+            traj.incomplete.append(call.args_truncated)
+
+
+def args_cut_reason(call: ToolCall) -> str | None:
+    """Why `call`'s arguments cannot be checked because they were cut short, or None: the mark set by
+    `mark_truncated`, or recorded arguments that are JSON stopping mid-way."""
+    if call.args_truncated is not None:
+        return call.args_truncated
+    text = call.args_text
+    if text is not None and call.args_source == "span" and isinstance(call.args, str) and cut_short(text):
+        return f"tool {call.name!r}: its recorded arguments stop mid-way (cut short); {VALUE_LIMIT_SETTING}"
+    return None

@@ -3,6 +3,10 @@
 `SpanQuery` has the operators and semantics of pydantic-evals' `SpanQuery` (it is data: the same
 query works from Python, YAML specs and reports). Nodes are built straight from SDK
 `ReadableSpan`s or from `Span` records, without copying attributes.
+
+Whatever the input, every operation terminates and none recurses on the tree's depth: parent cycles
+are broken when the tree is built (and noted in `SpanTree.notes`), walks use explicit stacks, and a
+query's descendant/ancestor conditions cost time linear in the tree's size (see `_Matcher`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from .spans import SPAN_KINDS, Span, SpanEvent, SpanKind, SpanStatus, status_of
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
-__all__ = ["SpanNode", "SpanPredicate", "SpanQuery", "SpanTree", "validate_query"]
+__all__ = [
+    "MAX_QUERY_NESTING", "RENDER_INDENT_LEVELS", "SpanNode", "SpanPredicate", "SpanQuery", "SpanTree",
+    "validate_query",
+]  # fmt: skip
 
 
 class SpanQuery(TypedDict, total=False):
@@ -68,25 +75,36 @@ _SUBQUERY_KEYS = frozenset(
 def validate_query(query: Any, path: str = "query", *, top: bool = True) -> None:
     """Raise `ValueError` naming the path of the first unknown or mistyped key in a `SpanQuery`.
 
-    A callable predicate is accepted in place of the whole query, not nested inside one.
+    A callable predicate is accepted in place of the whole query, not nested inside one. Queries
+    nest at most `MAX_QUERY_NESTING` levels deep.
     """
+    _validate(query, path, top, 0)
+
+
+MAX_QUERY_NESTING = 64
+"""How deeply sub-queries (`not_`, `and_`, `some_child_has`, ...) may nest in one `SpanQuery`."""
+
+
+def _validate(query: Any, path: str, top: bool, level: int) -> None:
     if callable(query) and top:
         return
     if not isinstance(query, Mapping):
         what = "a SpanQuery mapping or a callable" if top else "a SpanQuery mapping (callables only at the top level)"
         raise ValueError(f"{path}: expected {what}, got {type(query).__name__}")
+    if level > MAX_QUERY_NESTING:
+        raise ValueError(f"{path}: SpanQuery nested more than {MAX_QUERY_NESTING} levels deep")
     for key, value in query.items():
         if key not in _QUERY_KEYS:
             close = difflib.get_close_matches(str(key), sorted(_QUERY_KEYS), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"{path}: unknown SpanQuery key {key!r}{hint}")
         if key in _SUBQUERY_KEYS:
-            validate_query(value, f"{path}.{key}", top=False)
+            _validate(value, f"{path}.{key}", False, level + 1)
         elif key in ("and_", "or_"):
             if not isinstance(value, list | tuple):
                 raise ValueError(f"{path}.{key}: expected a list of SpanQuery, got {type(value).__name__}")
             for i, sub in enumerate(value):
-                validate_query(sub, f"{path}.{key}[{i}]", top=False)
+                _validate(sub, f"{path}.{key}[{i}]", False, level + 1)
         elif key == "name_matches_regex":
             try:
                 re.compile(value)
@@ -106,6 +124,7 @@ class SpanNode:
     """A span in a `SpanTree`, with links to its parent and children (ordered by start time)."""
 
     __slots__ = (
+        "_depth",
         "attributes",
         "children",
         "end_ns",
@@ -142,6 +161,7 @@ class SpanNode:
         self.source = source
         self.parent: SpanNode | None = None
         self.children: list[SpanNode] = []
+        self._depth = 0
 
     @classmethod
     def from_span(cls, span: Span) -> SpanNode:
@@ -224,11 +244,8 @@ class SpanNode:
     # --- traversal ---------------------------------------------------------------------------
     @property
     def depth(self) -> int:
-        """Number of ancestors; roots have depth 0."""
-        n, node = 0, self.parent
-        while node is not None:
-            n, node = n + 1, node.parent
-        return n
+        """Number of ancestors; roots have depth 0 (set when the node's `SpanTree` is built)."""
+        return self._depth
 
     @property
     def descendants(self) -> list[SpanNode]:
@@ -240,27 +257,31 @@ class SpanNode:
         """All ancestors, nearest first."""
         return list(self._walk_up(None))
 
-    def _walk_down(self, stop: SpanQuery | SpanPredicate | None) -> Iterator[SpanNode]:
+    def _walk_down(self, stop: SpanPredicate | None) -> Iterator[SpanNode]:
+        """Descendants in pre-order; below a node matching `stop` nothing is visited (it is, itself)."""
         stack = self.children[::-1]
         while stack:
             node = stack.pop()
             yield node
-            if node.children and (stop is None or not node.matches(stop)):
+            if node.children and (stop is None or not stop(node)):
                 stack.extend(reversed(node.children))
 
-    def _walk_up(self, stop: SpanQuery | SpanPredicate | None) -> Iterator[SpanNode]:
+    def _walk_up(self, stop: SpanPredicate | None) -> Iterator[SpanNode]:
+        """Ancestors, nearest first, up to and including the first one matching `stop`."""
         node = self.parent
         while node is not None:
             yield node
-            if stop is not None and node.matches(stop):
+            if stop is not None and stop(node):
                 return
             node = node.parent
 
     def find_children(self, predicate: SpanQuery | SpanPredicate) -> list[SpanNode]:
-        return [c for c in self.children if c.matches(predicate)]
+        match = _Matcher().predicate(predicate)
+        return [c for c in self.children if match(c)]
 
     def first_child(self, predicate: SpanQuery | SpanPredicate) -> SpanNode | None:
-        return next((c for c in self.children if c.matches(predicate)), None)
+        match = _Matcher().predicate(predicate)
+        return next((c for c in self.children if match(c)), None)
 
     def any_child(self, predicate: SpanQuery | SpanPredicate) -> bool:
         return self.first_child(predicate) is not None
@@ -268,12 +289,14 @@ class SpanNode:
     def find_descendants(
         self, predicate: SpanQuery | SpanPredicate, stop_recursing_when: SpanQuery | SpanPredicate | None = None
     ) -> list[SpanNode]:
-        return [n for n in self._walk_down(stop_recursing_when) if n.matches(predicate)]
+        match, stop = _predicates(predicate, stop_recursing_when)
+        return [n for n in self._walk_down(stop) if match(n)]
 
     def first_descendant(
         self, predicate: SpanQuery | SpanPredicate, stop_recursing_when: SpanQuery | SpanPredicate | None = None
     ) -> SpanNode | None:
-        return next((n for n in self._walk_down(stop_recursing_when) if n.matches(predicate)), None)
+        match, stop = _predicates(predicate, stop_recursing_when)
+        return next((n for n in self._walk_down(stop) if match(n)), None)
 
     def any_descendant(
         self, predicate: SpanQuery | SpanPredicate, stop_recursing_when: SpanQuery | SpanPredicate | None = None
@@ -283,12 +306,14 @@ class SpanNode:
     def find_ancestors(
         self, predicate: SpanQuery | SpanPredicate, stop_recursing_when: SpanQuery | SpanPredicate | None = None
     ) -> list[SpanNode]:
-        return [n for n in self._walk_up(stop_recursing_when) if n.matches(predicate)]
+        match, stop = _predicates(predicate, stop_recursing_when)
+        return [n for n in self._walk_up(stop) if match(n)]
 
     def first_ancestor(
         self, predicate: SpanQuery | SpanPredicate, stop_recursing_when: SpanQuery | SpanPredicate | None = None
     ) -> SpanNode | None:
-        return next((n for n in self._walk_up(stop_recursing_when) if n.matches(predicate)), None)
+        match, stop = _predicates(predicate, stop_recursing_when)
+        return next((n for n in self._walk_up(stop) if match(n)), None)
 
     def any_ancestor(
         self, predicate: SpanQuery | SpanPredicate, stop_recursing_when: SpanQuery | SpanPredicate | None = None
@@ -300,7 +325,7 @@ class SpanNode:
         """Whether this node satisfies a `SpanQuery` or a predicate callable."""
         if callable(query):
             return bool(query(self))
-        return self._matches(query)
+        return _Matcher().match(query, self)
 
     def _attribute_matches(self, key: str, expected: Any) -> bool:
         if key not in self.attributes:
@@ -316,87 +341,202 @@ class SpanNode:
                 return False
         return isinstance(expected, list) and isinstance(stored, tuple) and list(stored) == expected
 
-    def _matches(self, q: SpanQuery) -> bool:
-        if or_ := q.get("or_"):
-            if len(q) > 1:
-                raise ValueError("'or_' cannot be combined with other conditions at the same level")
-            return any(self._matches(sub) for sub in or_)
-        if (not_ := q.get("not_")) and self._matches(not_):
-            return False
-        if (and_ := q.get("and_")) and not all(self._matches(sub) for sub in and_):
-            return False
-        if (v := q.get("name_equals")) and self.name != v:
-            return False
-        if (v := q.get("name_contains")) and v not in self.name:
-            return False
-        if (v := q.get("name_matches_regex")) and not re.match(v, self.name):
-            return False
-        if (attrs := q.get("has_attributes")) and not all(self._attribute_matches(k, val) for k, val in attrs.items()):
-            return False
-        if (keys := q.get("has_attribute_keys")) and not all(k in self.attributes for k in keys):
-            return False
-        if (v := q.get("has_status")) and self.status != v:
-            return False
-        if (d := q.get("min_duration")) is not None and self.duration_ns / 1e9 < _seconds(d):
-            return False
-        if (d := q.get("max_duration")) is not None and self.duration_ns / 1e9 > _seconds(d):
-            return False
-        children = self.children
-        if (n := q.get("min_child_count")) and len(children) < n:
-            return False
-        if (n := q.get("max_child_count")) is not None and len(children) > n:
-            return False
-        if (sub := q.get("some_child_has")) and not any(c._matches(sub) for c in children):
-            return False
-        if (sub := q.get("all_children_have")) and not all(c._matches(sub) for c in children):
-            return False
-        if (sub := q.get("no_child_has")) and any(c._matches(sub) for c in children):
-            return False
-        stop = q.get("stop_recursing_when") or None  # an empty query is ignored, as in pydantic-evals
-        if any(k in q for k in _DESCENDANT_KEYS) and not self._descendants_match(q, stop):
-            return False
-        return not any(k in q for k in _ANCESTOR_KEYS) or self._ancestors_match(q, stop)
-
-    def _descendants_match(self, q: SpanQuery, stop: SpanQuery | None) -> bool:
-        if (n := q.get("min_descendant_count")) and sum(1 for _ in self._walk_down(None)) < n:
-            return False
-        if (n := q.get("max_descendant_count")) is not None and sum(1 for _ in self._walk_down(None)) > n:
-            return False
-        if (sub := q.get("some_descendant_has")) and not any(d._matches(sub) for d in self._walk_down(stop)):
-            return False
-        if (sub := q.get("all_descendants_have")) and not all(d._matches(sub) for d in self._walk_down(stop)):
-            return False
-        return not ((sub := q.get("no_descendant_has")) and any(d._matches(sub) for d in self._walk_down(stop)))
-
-    def _ancestors_match(self, q: SpanQuery, stop: SpanQuery | None) -> bool:
-        if (n := q.get("min_depth")) and self.depth < n:
-            return False
-        if (n := q.get("max_depth")) is not None and self.depth > n:
-            return False
-        if (sub := q.get("some_ancestor_has")) and not any(a._matches(sub) for a in self._walk_up(stop)):
-            return False
-        if (sub := q.get("all_ancestors_have")) and not all(a._matches(sub) for a in self._walk_up(stop)):
-            return False
-        return not ((sub := q.get("no_ancestor_has")) and any(a._matches(sub) for a in self._walk_up(stop)))
-
     def __repr__(self) -> str:
         return f"<SpanNode {self.name!r} span_id={self.span_id:016x} children={len(self.children)}>"
 
 
-_DESCENDANT_KEYS = (
-    "min_descendant_count", "max_descendant_count", "some_descendant_has", "all_descendants_have",
-    "no_descendant_has",
+_CHILD_SUBQUERIES = ("some_child_has", "all_children_have", "no_child_has")
+_TREE_SUBQUERIES = frozenset(
+    (*_CHILD_SUBQUERIES, "some_descendant_has", "all_descendants_have", "no_descendant_has",
+     "some_ancestor_has", "all_ancestors_have", "no_ancestor_has")
 )  # fmt: skip
-_ANCESTOR_KEYS = ("min_depth", "max_depth", "some_ancestor_has", "all_ancestors_have", "no_ancestor_has")
+
+
+class _Matcher:
+    """Evaluates `SpanQuery`s for one operation (a `find`, a `matches`, a walk).
+
+    A query with child, descendant or ancestor sub-queries is evaluated at most once per (query,
+    node), and "some/all/no descendant (ancestor) has" is an aggregate computed once per node from
+    its children's (its parent's) values, in loops over the tree. So an operation is linear in the
+    tree's size times the query's size, and recursion is bounded by the query's nesting, never by
+    the tree's depth. The memos are keyed by object identity: they live only as long as the
+    operation, while the caller holds the query.
+    """
+
+    __slots__ = ("_above", "_below", "_counts", "_memo", "_tree_queries")
+
+    def __init__(self) -> None:
+        self._tree_queries: dict[int, bool] = {}
+        self._counts: dict[int, int] = {}
+        self._memo: dict[int, dict[int, bool]] = {}
+        self._below: dict[tuple[int, int, bool], dict[int, bool]] = {}
+        self._above: dict[tuple[int, int, bool], dict[int, bool]] = {}
+
+    def predicate(self, query: SpanQuery | SpanPredicate) -> SpanPredicate:
+        if callable(query):
+            return lambda node: bool(query(node))
+        if not self._is_tree_query(query):  # the span's own data only: no memo needed
+            evaluate = self._evaluate
+            return lambda node: evaluate(query, node)
+        return lambda node: self.match(query, node)
+
+    def _is_tree_query(self, q: SpanQuery) -> bool:
+        """Whether `q` looks at other nodes (children, descendants, ancestors) anywhere inside it."""
+        known = self._tree_queries.get(id(q))
+        if known is None:
+            subs: list[Any] = [q.get("not_"), *(q.get("and_") or ()), *(q.get("or_") or ())]
+            known = not _TREE_SUBQUERIES.isdisjoint(q) or any(
+                isinstance(s, Mapping) and self._is_tree_query(cast(SpanQuery, s)) for s in subs
+            )
+            self._tree_queries[id(q)] = known
+        return known
+
+    def match(self, q: SpanQuery, node: SpanNode) -> bool:
+        if not self._is_tree_query(q):
+            return self._evaluate(q, node)
+        memo = self._memo.get(id(q))
+        if memo is None:
+            memo = self._memo[id(q)] = {}
+        found = memo.get(id(node))
+        if found is None:
+            found = memo[id(node)] = self._evaluate(q, node)
+        return found
+
+    def _evaluate(self, q: SpanQuery, node: SpanNode) -> bool:
+        if or_ := q.get("or_"):
+            if len(q) > 1:
+                raise ValueError("'or_' cannot be combined with other conditions at the same level")
+            return any(self.match(sub, node) for sub in or_)
+        if (not_ := q.get("not_")) and self.match(not_, node):
+            return False
+        if (and_ := q.get("and_")) and not all(self.match(sub, node) for sub in and_):
+            return False
+        if (v := q.get("name_equals")) and node.name != v:
+            return False
+        if (v := q.get("name_contains")) and v not in node.name:
+            return False
+        if (v := q.get("name_matches_regex")) and not re.match(v, node.name):
+            return False
+        if (attrs := q.get("has_attributes")) and not all(node._attribute_matches(k, val) for k, val in attrs.items()):
+            return False
+        if (keys := q.get("has_attribute_keys")) and not all(k in node.attributes for k in keys):
+            return False
+        if (v := q.get("has_status")) and node.status != v:
+            return False
+        if (d := q.get("min_duration")) is not None and node.duration_ns / 1e9 < _seconds(d):
+            return False
+        if (d := q.get("max_duration")) is not None and node.duration_ns / 1e9 > _seconds(d):
+            return False
+        children = node.children
+        if (n := q.get("min_child_count")) and len(children) < n:
+            return False
+        if (n := q.get("max_child_count")) is not None and len(children) > n:
+            return False
+        if (sub := q.get("some_child_has")) and not any(self.match(sub, c) for c in children):
+            return False
+        if (sub := q.get("all_children_have")) and not all(self.match(sub, c) for c in children):
+            return False
+        if (sub := q.get("no_child_has")) and any(self.match(sub, c) for c in children):
+            return False
+        if (n := q.get("min_descendant_count")) and self._count_below(node) < n:
+            return False
+        if (n := q.get("max_descendant_count")) is not None and self._count_below(node) > n:
+            return False
+        stop = q.get("stop_recursing_when") or None  # an empty query is ignored, as in pydantic-evals
+        if (sub := q.get("some_descendant_has")) and not self._some_below(node, sub, stop, True):
+            return False
+        if (sub := q.get("all_descendants_have")) and self._some_below(node, sub, stop, False):
+            return False
+        if (sub := q.get("no_descendant_has")) and self._some_below(node, sub, stop, True):
+            return False
+        if (n := q.get("min_depth")) and node._depth < n:
+            return False
+        if (n := q.get("max_depth")) is not None and node._depth > n:
+            return False
+        if (sub := q.get("some_ancestor_has")) and not self._some_above(node, sub, stop, True):
+            return False
+        if (sub := q.get("all_ancestors_have")) and self._some_above(node, sub, stop, False):
+            return False
+        return not ((sub := q.get("no_ancestor_has")) and self._some_above(node, sub, stop, True))
+
+    def _count_below(self, node: SpanNode) -> int:
+        """The number of descendants: computed for the node's whole subtree, children before parents."""
+        memo = self._counts
+        found = memo.get(id(node))
+        if found is not None:
+            return found
+        stack: list[tuple[SpanNode, bool]] = [(node, False)]
+        while stack:
+            current, children_done = stack.pop()
+            if not children_done:
+                stack.append((current, True))
+                stack.extend((c, False) for c in current.children if c.children and id(c) not in memo)
+            else:
+                children = current.children
+                memo[id(current)] = len(children) + sum(memo[id(c)] for c in children if c.children)
+        return memo[id(node)]
+
+    def _some_below(self, node: SpanNode, sub: SpanQuery, stop: SpanQuery | None, want: bool) -> bool:
+        """Whether a descendant (not below one matching `stop`) has `match(sub) == want`: computed
+        for the node's whole subtree at once, children before parents."""
+        memo = self._below.setdefault((id(sub), id(stop), want), {})
+        found = memo.get(id(node))
+        if found is not None:
+            return found
+        match = self.match
+        stack: list[tuple[SpanNode, bool]] = [(node, False)]
+        while stack:
+            current, children_done = stack.pop()
+            if not children_done:
+                stack.append((current, True))
+                stack.extend((c, False) for c in current.children if c.children and id(c) not in memo)
+                continue
+            value = False
+            for c in current.children:
+                if match(sub, c) is want or (c.children and (stop is None or not match(stop, c)) and memo[id(c)]):
+                    value = True
+                    break
+            memo[id(current)] = value
+        return memo[id(node)]
+
+    def _some_above(self, node: SpanNode, sub: SpanQuery, stop: SpanQuery | None, want: bool) -> bool:
+        """Whether an ancestor (up to and including the first matching `stop`) has `match(sub) ==
+        want`: computed for the unknown part of the node's path, parents before children."""
+        memo = self._above.setdefault((id(sub), id(stop), want), {})
+        path: list[SpanNode] = []
+        current: SpanNode | None = node
+        while current is not None and id(current) not in memo:
+            path.append(current)
+            current = current.parent
+        match = self.match
+        for current in reversed(path):
+            p = current.parent
+            memo[id(current)] = p is not None and (
+                match(sub, p) is want or ((stop is None or not match(stop, p)) and memo[id(p)])
+            )
+        return memo[id(node)]
+
+
+def _predicates(
+    predicate: SpanQuery | SpanPredicate, stop: SpanQuery | SpanPredicate | None
+) -> tuple[SpanPredicate, SpanPredicate | None]:
+    matcher = _Matcher()
+    return matcher.predicate(predicate), None if stop is None else matcher.predicate(stop)
+
+
+RENDER_INDENT_LEVELS = 24
+"""`SpanTree.render` indents this many levels; deeper spans are marked with their depth instead."""
 
 
 class SpanTree:
     """Spans indexed as a forest: several traces and roots; a span whose parent is absent is a root.
 
     Iteration visits every node in start-time order (ties broken by span id, so it is deterministic).
+    Parent links that form a cycle (possible when spans are built by hand or by a faulty exporter)
+    are broken: in each cycle the span that started first becomes a root, and `notes` says so.
     """
 
-    __slots__ = ("__weakref__", "_by_id", "nodes", "roots")
+    __slots__ = ("__weakref__", "_by_id", "nodes", "notes", "roots")
 
     def __init__(self, nodes: Iterable[SpanNode] = ()) -> None:
         with paused_gc():
@@ -419,8 +559,20 @@ class SpanTree:
             else:
                 node.parent = parent
                 parent.children.append(node)
+        notes: list[str] = []
+        if _visit(roots) < len(ordered):  # the others hang off parent cycles
+            reached = {id(n) for r in roots for n in (r, *r._walk_down(None))}
+            for node in ordered:
+                if id(node) not in reached:
+                    root = _break_cycle(node, notes)
+                    roots.append(root)
+                    _visit([root])
+                    reached.update(id(n) for n in (root, *root._walk_down(None)))
+            roots.sort(key=_order_key)
         self.nodes: list[SpanNode] = ordered
         self.roots: list[SpanNode] = roots
+        self.notes: list[str] = notes
+        """What was wrong with the spans' links and how it was resolved (parent cycles broken)."""
         self._by_id = by_id
 
     @classmethod
@@ -451,32 +603,77 @@ class SpanTree:
     def find(self, predicate: SpanQuery | SpanPredicate) -> list[SpanNode]:
         """All nodes matching the query or predicate, in start-time order."""
         _check(predicate)
-        return [n for n in self.nodes if n.matches(predicate)]
+        match = _Matcher().predicate(predicate)
+        return [n for n in self.nodes if match(n)]
 
     def first(self, predicate: SpanQuery | SpanPredicate) -> SpanNode | None:
         _check(predicate)
-        return next((n for n in self.nodes if n.matches(predicate)), None)
+        match = _Matcher().predicate(predicate)
+        return next((n for n in self.nodes if match(n)), None)
 
     def any(self, predicate: SpanQuery | SpanPredicate) -> bool:
         return self.first(predicate) is not None
 
     def render(self, *, attributes: Callable[[SpanNode], str] | None = None) -> str:
-        """An indented text outline of the forest (name, duration, status)."""
-        lines: list[str] = []
+        """An indented text outline of the forest (name, duration, status), two spaces a level.
 
-        def visit(node: SpanNode, prefix: str) -> None:
+        Past `RENDER_INDENT_LEVELS` levels a line is indented no further and starts with
+        `[depth N]` instead, so the outline of a deep chain stays linear in size.
+        """
+        lines: list[str] = []
+        deepest = "  " * RENDER_INDENT_LEVELS
+        stack = self.roots[::-1]
+        while stack:
+            node = stack.pop()
+            depth = node._depth
+            prefix = "  " * depth if depth <= RENDER_INDENT_LEVELS else f"{deepest}[depth {depth}] "
             status = "" if node.status == "unset" else f" [{node.status}]"
             extra = attributes(node) if attributes else ""
             lines.append(f"{prefix}{node.name} ({node.duration_ns / 1e6:.1f} ms){status}{extra}")
-            for child in node.children:
-                visit(child, prefix + "  ")
-
-        for root in self.roots:
-            visit(root, "")
+            if node.children:
+                stack.extend(reversed(node.children))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"<SpanTree roots={len(self.roots)} spans={len(self.nodes)}>"
+
+
+def _visit(roots: list[SpanNode]) -> int:
+    """Set the depth of every node under `roots`; return how many nodes that is."""
+    level, depth, count = roots, 0, 0
+    while level:  # breadth first, a level at a time
+        count += len(level)
+        for node in level:
+            node._depth = depth
+        level = [child for node in level if node.children for child in node.children]
+        depth += 1
+    return count
+
+
+def _break_cycle(node: SpanNode, notes: list[str]) -> SpanNode:
+    """Detach the first-started span of the parent cycle `node` leads into; return it (now a root).
+
+    `node` is not reachable from any root, so following its parents must come back to a span
+    already on the path.
+    """
+    on_path: dict[int, int] = {}
+    path: list[SpanNode] = []
+    current: SpanNode | None = node
+    while current is not None and id(current) not in on_path:
+        on_path[id(current)] = len(path)
+        path.append(current)
+        current = current.parent
+    if current is None:  # unreachable: a chain ending in a root would have been visited
+        raise AssertionError(f"span {node.span_id:016x} is not linked to a root nor to a cycle")
+    root = min(path[on_path[id(current)] :], key=_order_key)
+    parent = cast(SpanNode, root.parent)
+    parent.children.remove(root)
+    root.parent = None
+    notes.append(
+        f"span {root.name!r} ({root.span_id:016x}) named parent {parent.name!r} ({parent.span_id:016x}), "
+        f"which closes a cycle: treated as a root"
+    )
+    return root
 
 
 def _nodes_from_readable(spans: Iterable[ReadableSpan]) -> list[SpanNode]:

@@ -25,7 +25,7 @@ from ..matching import (
     step_matches,
 )
 from ..models import EvalResult, TurnContext
-from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
+from ..trajectory import NOT_RECORDED, ToolCall, Trajectory, args_cut_reason
 from ..tree import SpanQuery, validate_query
 from .base import BaseEvaluator, scoped_trajectory
 
@@ -309,6 +309,8 @@ class ArgumentCorrectness(_Scoped):
         if args is NOT_RECORDED:
             return EvalResult.not_evaluated(not_recorded_reason(call))
         if not isinstance(args, dict):
+            if (cut := args_cut_reason(call)) is not None:
+                return EvalResult.not_evaluated(cut)
             what = "could not be parsed as JSON" if isinstance(args, str) else "are not a JSON object"
             return EvalResult(False, f"Tool {self.tool_name!r} arguments {what}: {call.args_text or args!r}")
         if diffs := self._diff(args):
@@ -322,6 +324,8 @@ class ArgumentCorrectness(_Scoped):
             return passed[0]
         if all(r.outcome == "not_evaluated" for r in results):
             return results[0]
+        if cut := [r for r, c in zip(results, calls, strict=True) if args_cut_reason(c) is not None]:
+            return cut[0]  # the call cut short may be the one that matches
         observed = [c.args if c.args is not NOT_RECORDED else "<not recorded>" for c in calls]
         return EvalResult(False, f"no call of {self.tool_name!r} matches {self.expected_arguments!r} "
                                  f"({self.match_mode}); observed {observed!r}")  # fmt: skip

@@ -12,11 +12,11 @@ from typing import Any, Literal
 
 from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments, occurrence_index
 from ..models import EvalResult, TurnContext
-from ..trajectory import NOT_RECORDED, ToolCall
+from ..trajectory import NOT_RECORDED, ToolCall, args_cut_reason
 from .agentic import not_recorded_reason
 from .base import NO_SPANS_REASON, BaseEvaluator, missing_tool_evidence
 
-__all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "calls_of", "source_note", "unusable_args"]
+__all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "calls_of", "cut_reason", "source_note", "unusable_args"]
 
 
 def _calls(ctx: TurnContext) -> list[ToolCall]:
@@ -32,13 +32,27 @@ def source_note(ctx: TurnContext) -> str:
     return ""
 
 
+def cut_reason(calls: list[ToolCall], tool: str, *, args: bool = True) -> str | None:
+    """Why the calls of `tool` cannot be told for sure: a call whose name, cut short by a value-length
+    limit, may be `tool`'s; or (with `args`) a call of `tool` whose arguments were cut short."""
+    for c in calls:
+        if c.name_truncated is not None and tool.startswith(c.name):
+            return c.name_truncated
+        if args and c.name == tool and (reason := args_cut_reason(c)) is not None:
+            return reason
+    return None
+
+
 def calls_of(ctx: TurnContext, tool: str) -> list[ToolCall] | EvalResult:
     """The turn's calls of `tool` that carry dict arguments, or the deterministic failure:
-    never called (failed), arguments not recorded (not_evaluated), arguments not a dict (failed)."""
+    never called (failed), arguments not recorded or cut short (not_evaluated), arguments not a
+    dict (failed)."""
     if (unknown := missing_tool_evidence(ctx)) is not None:
         return EvalResult.not_evaluated(unknown)
     calls = _calls(ctx)
     matching = [c for c in calls if c.name == tool]
+    if not matching and (cut := cut_reason(calls, tool)) is not None:
+        return EvalResult.not_evaluated(cut)
     if not matching:
         names = [c.name for c in calls]
         return EvalResult(False, f"tool {tool!r} was never called (called: {names!r}){source_note(ctx)}")
@@ -48,6 +62,8 @@ def calls_of(ctx: TurnContext, tool: str) -> list[ToolCall] | EvalResult:
 
 def unusable_args(tool: str, matching: list[ToolCall], ctx: TurnContext) -> EvalResult:
     """Why none of `matching` (calls of `tool`) has dict arguments to check."""
+    if (cut := cut_reason(matching, tool)) is not None:
+        return EvalResult.not_evaluated(cut)
     if any(c.args is NOT_RECORDED for c in matching):
         if ctx.tool_calls_source == "returned":
             return EvalResult(
@@ -81,7 +97,11 @@ class ToolCallEvaluator(BaseEvaluator):
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
         if (unknown := missing_tool_evidence(ctx)) is not None:
             return EvalResult.not_evaluated(unknown)
-        names = [c.name for c in _calls(ctx)]
+        calls = _calls(ctx)
+        for tool in (*self.must_include, *self.must_exclude):
+            if (cut := cut_reason(calls, tool, args=False)) is not None:
+                return EvalResult.not_evaluated(cut)
+        names = [c.name for c in calls]
         problems: list[str] = []
         if missing := [t for t in self.must_include if t not in names]:
             problems.append(f"missing required tool(s) {missing!r}")
@@ -139,6 +159,8 @@ class ToolCallArgsEvaluator(BaseEvaluator):
         for call in calls:
             if not self._diff(call.args):
                 return EvalResult(True, f"{call.describe()} matches {self.args!r} ({self.mode})")
+        if (cut := cut_reason(_calls(ctx), self.tool)) is not None:  # the call that matches may be that one
+            return EvalResult.not_evaluated(cut)
         observed: Any = calls[0].args if len(calls) == 1 else [c.args for c in calls]
         diffs = "; ".join(self._diff(calls[0].args))
         many = f" in any of {len(calls)} calls; first call: {diffs}" if len(calls) > 1 else f": {diffs}"
@@ -150,7 +172,10 @@ class ToolCallArgsEvaluator(BaseEvaluator):
 
     def _one(self, ctx: TurnContext) -> EvalResult:
         """The call `occurrence` picks, checked alone."""
-        matching = [c for c in _calls(ctx) if c.name == self.tool]
+        calls = _calls(ctx)
+        matching = [c for c in calls if c.name == self.tool]
+        if (cut := cut_reason(calls, self.tool, args=False)) is not None:  # which call is which is unknown
+            return EvalResult.not_evaluated(cut)
         if not matching:
             return EvalResult(False, f"tool {self.tool!r} was never called (called: "
                                      f"{[c.name for c in _calls(ctx)]!r}){source_note(ctx)}")  # fmt: skip

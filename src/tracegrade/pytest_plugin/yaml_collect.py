@@ -20,6 +20,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .. import _yaml
 from ..evaluators.agentic import TrajectoryOrder
 from ..matching import ArgsMode
 from ..tree import validate_query
@@ -259,12 +260,10 @@ def load_transcript(path: Path) -> Transcript:
     except OSError as e:
         raise TranscriptError(path, (), f"cannot read the file: {e}") from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = _yaml.load(text)  # safe tags only; alias expansion and nesting bounded
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise TranscriptError(path, (), f"invalid YAML: {getattr(e, 'problem', None) or e}", line) from None
+        line, message = _yaml.describe(e)
+        raise TranscriptError(path, (), message, line) from None
     if not isinstance(data, dict):
         raise TranscriptError(
             path, (), f"a transcript is a mapping with `id` and `turns`, got {type(data).__name__}", 1
