@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .pytest_plugin.record import recorded_trace
     from .pytest_plugin.session import TranscriptResult
     from .pytest_plugin.transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
+    from .receiver import trace_headers
     from .spans import Span
     from .trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall, Trajectory
     from .tree import SpanNode, SpanQuery, SpanTree
@@ -52,6 +53,7 @@ _LAZY = {
         ".pytest_plugin.record": "recorded_trace",
         ".pytest_plugin.session": "TranscriptResult",
         ".pytest_plugin.transcript": "AgentReply Expect JudgeConfig ToolCallArgsConfig Turn",
+        ".receiver._propagation": "trace_headers",
         ".spans": "Span",
         ".trajectory": "NOT_RECORDED AgentRun ModelRequest ToolCall Trajectory",
         ".tree": "SpanNode SpanQuery SpanTree",
@@ -99,6 +101,7 @@ __all__ = [
     "instrument_content",
     "load_traces",
     "recorded_trace",
+    "trace_headers",
     "write_otlp_json",
 ]
 

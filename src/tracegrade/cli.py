@@ -223,6 +223,8 @@ class _BadInput(Exception):
 
 _PLUGGED: dict[str, tuple[str, str]] = {
     # name: (module with `add_arguments(parser)` and `run(args, console) -> int`, help)
+    "batch": ("tracegrade.batch._cli", "grade traces at fleet scale (files, Parquet, Delta; local or Spark) into a results table"),
+    "serve": ("tracegrade.receiver._cli", "receive OTLP/HTTP, grade each trace as it completes against a YAML spec"),
 }
 """Subcommands that live in their own module (imported when the parser is built; keep their imports light)."""
 

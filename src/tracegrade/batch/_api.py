@@ -1,0 +1,159 @@
+"""`grade_traces`: grade every trace (or conversation) of files and span tables on an engine."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Literal
+
+from ._core import BatchInputError, Condition, GradingPlan, Options, Row, parse_condition
+from ._result import BatchResult, BatchSummary, ResultWriter, output_format
+
+__all__ = ["grade_traces"]
+
+Engine = Literal["local", "spark"]
+SourceArg = str | os.PathLike[str]
+
+
+def _evaluators(spec_or_evaluators: Any) -> list[object]:
+    from ..spec import build_evaluators, load_spec
+
+    if isinstance(spec_or_evaluators, str | os.PathLike):
+        evaluators = load_spec(spec_or_evaluators)
+        if not evaluators:
+            raise BatchInputError(
+                f"{os.fspath(spec_or_evaluators)}: the `evaluators:` list is empty (a spec must check something)"
+            )
+        return evaluators
+    items = list(spec_or_evaluators)
+    if not items:
+        raise BatchInputError("no evaluators: a spec needs at least one (an empty list grades nothing)")
+    if all(isinstance(i, str | dict) for i in items):
+        return build_evaluators(items)
+    if bad := [i for i in items if not callable(getattr(i, "evaluate", None))]:
+        raise BatchInputError(f"not an evaluator (no evaluate method): {bad[0]!r}")
+    return items
+
+
+def grade_traces(
+    sources: SourceArg | Iterable[SourceArg],
+    spec_or_evaluators: SourceArg | Sequence[Any],
+    *,
+    engine: Engine = "local",
+    workers: int | None = None,
+    out: SourceArg | None = None,
+    sample: float = 1.0,
+    group_by: Literal["trace", "conversation"] = "trace",
+    where: Iterable[str | Condition] = (),
+    max_spans: int = 10_000,
+    dialect: str | None = None,
+    not_evaluated: Literal["fail", "skip"] = "fail",
+    progress: bool | None = None,
+    spark: Any = None,
+) -> BatchResult:
+    """Grade every trace of `sources` with the evaluators of a spec (a YAML path, spec items, or evaluator objects).
+
+    Sources: OTLP trace files and directories (any format `load_traces` reads), Parquet files or
+    datasets and Delta tables in the ClickHouse `otel_traces` span layout. Units: each trace (one
+    per agent run when a trace holds several, like `iter_traces`), or with `group_by="conversation"`
+    the traces sharing a `gen_ai.conversation.id` / `session.id`. `sample` keeps a deterministic share
+    of them (OpenTelemetry's trace-id ratio rule; conversations by a hash of their id); `where`
+    conditions (`"SpanKind in client,internal"`) drop spans before grouping, pushed into table scans;
+    a unit over `max_spans` spans is `not_evaluated`.
+
+    One row per (unit, evaluator): `trace_id`, `root_span_id`, `agent`, `evaluator`, `params_hash`,
+    `outcome`, `score`, `reason` (+ `conversation_id`), written to `out` (`.parquet` or `.jsonl`) or
+    kept in memory. Rows come in source order, a table's by trace id (conversations: by conversation
+    id), the same for every engine and worker count.
+    """
+    from ._plan import classify_sources
+
+    if isinstance(sources, str | os.PathLike):
+        sources = [sources]
+    sources = list(sources)
+    if not sources:
+        raise BatchInputError("no sources given")
+    if engine not in ("local", "spark"):
+        raise BatchInputError(f"unknown engine {engine!r}; engines: local, spark")
+    if group_by not in ("trace", "conversation"):
+        raise BatchInputError(f"unknown grouping {group_by!r}; expected 'trace' or 'conversation'")
+    if max_spans < 1:
+        raise BatchInputError(f"max_spans must be positive, got {max_spans}")
+    if workers is not None and workers < 1:
+        raise BatchInputError(f"workers must be positive, got {workers}")
+    if out is not None:
+        output_format(out)
+    conditions = tuple(c if isinstance(c, Condition) else parse_condition(c) for c in where)
+    options = Options(group_by, sample, conditions, max_spans, dialect)
+    options.bound  # noqa: B018  # validates the rate
+    plan = GradingPlan(_evaluators(spec_or_evaluators), options)
+    classified = classify_sources(sources)
+    from ._local import default_workers
+
+    n = workers or default_workers()
+    writer = ResultWriter(out, options.columns)
+    summary = BatchSummary(not_evaluated)
+    try:
+        with _progress(progress) as advance:
+            for rows in _units(engine, classified, plan, n, spark, advance):
+                writer.write(rows)
+                summary.add(rows)
+    finally:
+        table = writer.close()
+    return BatchResult(summary, options.columns, writer.path, table)
+
+
+def _units(
+    engine: Engine, sources: list[Any], plan: GradingPlan, workers: int, spark: Any, advance: Callable[[str, int], None]
+) -> Iterator[list[Row]]:
+    from ._plan import conversation_order, conversation_tasks, plan_tasks
+
+    if engine == "spark":
+        from ._spark import run_spark
+
+        for rows in run_spark(sources, plan, workers, spark):
+            advance("", 1)
+            yield rows
+        return
+    from ._local import run_local
+
+    def done(task: Any, units: int) -> None:
+        advance(task.label(), units)
+
+    if plan.options.group_by == "conversation":
+        units = list(run_local(conversation_tasks(sources, plan), plan, workers, done))
+        yield from sorted(units, key=conversation_order)
+        return
+    yield from run_local(plan_tasks(sources, workers), plan, workers, done)
+
+
+def _progress(enabled: bool | None) -> AbstractContextManager[Callable[[str, int], None]]:
+    """A progress display on stderr (when it is a terminal, or when asked): units graded, tasks done."""
+    if enabled is False or (enabled is None and not sys.stderr.isatty()):
+        return nullcontext(lambda label, units: None)
+    return _Progress()
+
+
+class _Progress:
+    def __enter__(self) -> Callable[[str, int], None]:
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.fields[units]} unit(s)"), TimeElapsedColumn(),
+            TextColumn("{task.description}", markup=False), console=Console(stderr=True), transient=False,
+        )  # fmt: skip
+        self.progress.start()
+        self.task = self.progress.add_task("grading", units=0)
+        self.units = 0
+
+        def advance(label: str, units: int) -> None:
+            self.units += units
+            self.progress.update(self.task, units=self.units, description=f"grading {label}" if label else "grading")
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()

@@ -1,0 +1,76 @@
+"""`tracegrade batch SOURCES... --spec SPEC --out results.parquet`: grade at fleet scale.
+
+Exit codes like `grade`: 0 every unit passed, 1 a unit failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.text import Text
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sources", nargs="+", metavar="SOURCE",
+                        help="OTLP trace files or directories; Parquet files or datasets, or Delta tables, in the "
+                        "ClickHouse otel_traces span layout")  # fmt: skip
+    parser.add_argument("--spec", required=True, help="YAML file with a top-level `evaluators:` list")
+    parser.add_argument(
+        "--out", default=None, help="results file: .parquet or .jsonl (one row per trace and evaluator)"
+    )
+    parser.add_argument("--engine", choices=["local", "spark"], default="local",
+                        help="local: a process pool on this machine (default); spark: PySpark (local mode unless a "
+                        "session is active)")  # fmt: skip
+    parser.add_argument(
+        "--workers", type=int, default=None, help="processes (local) or Spark cores (default: all cores)"
+    )
+    parser.add_argument("--sample", type=float, default=1.0,
+                        help="grade this share of traces (or conversations), chosen by a hash of the id (default 1)")  # fmt: skip
+    parser.add_argument("--group-by", choices=["trace", "conversation"], default="trace",
+                        help="grade each trace, or each conversation (gen_ai.conversation.id / session.id)")  # fmt: skip
+    parser.add_argument("--where", action="append", default=[], metavar="CONDITION",
+                        help="keep only spans matching `FIELD OP VALUE` (repeatable), e.g. "
+                        "'Timestamp >= 2026-01-01T00:00:00Z' or 'SpanKind in client,internal'; pushed into table scans")  # fmt: skip
+    parser.add_argument("--max-spans", type=int, default=10_000,
+                        help="a unit with more spans is not evaluated (default 10000)")  # fmt: skip
+    parser.add_argument("--not-evaluated", choices=["fail", "skip"], default="fail",
+                        help="how a check that could not run counts toward the exit code (default: fail)")  # fmt: skip
+    parser.add_argument("--dialect", default=None, help="force one span convention instead of auto-detecting")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a progress display on stderr (default: when stderr is a terminal)")  # fmt: skip
+    parser.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of tables")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    from ..ingest import TraceFormatError
+    from ..spec import SpecError
+    from . import BatchInputError, grade_traces
+
+    try:
+        result = grade_traces(
+            args.sources, args.spec, engine=args.engine, workers=args.workers, out=args.out, sample=args.sample,
+            group_by=args.group_by, where=args.where, max_spans=args.max_spans, dialect=args.dialect,
+            not_evaluated=args.not_evaluated, progress=args.progress,
+        )  # fmt: skip
+    except (BatchInputError, TraceFormatError, SpecError, OSError, ValueError, ImportError) as e:
+        print(f"tracegrade batch: error: {e}", file=sys.stderr)
+        return 2
+    summary = result.summary
+    if args.summary_json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        for table in summary.tables():
+            console.print(table)
+        line = Text(summary.line(), style="bold")
+        if result.path is not None:
+            line.append(f" → {result.path}")
+        console.print(line, soft_wrap=True, highlight=False)
+    if summary.units == 0:
+        print("tracegrade batch: error: no traces found (after sampling and filters)", file=sys.stderr)
+        return 2
+    return result.exit_code

@@ -1,0 +1,318 @@
+"""Engine-independent pieces of batch grading: options, span filters, sampling, grouping keys, and
+grading one unit (a trace, an agent run of it, or a conversation) into result rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import orjson
+
+from .._gc import paused_gc
+from ..grading import grade
+from ..spans import Span
+from ..trajectory import Trajectory
+from ..tree import SpanTree
+
+__all__ = [
+    "COLUMNS",
+    "CONVERSATION_KEYS",
+    "BatchInputError",
+    "Condition",
+    "GradingPlan",
+    "Options",
+    "Row",
+    "conversation_of",
+    "grade_unit",
+    "params_hash",
+    "parse_condition",
+    "sample_bound",
+    "sampled_key",
+    "sampled_trace",
+]
+
+COLUMNS = ("trace_id", "root_span_id", "agent", "evaluator", "params_hash", "outcome", "score", "reason")
+"""One row per (graded unit, evaluator); grouping by conversation adds a `conversation_id` column."""
+CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
+"""Span attributes that name a conversation, in order of preference."""
+
+Row = tuple[Any, ...]
+GroupBy = Literal["trace", "conversation"]
+
+
+class BatchInputError(ValueError):
+    """Bad batch input (a source, an option, a table that is not in the span layout): says what and where."""
+
+
+# --- span conditions (`--where`) ---------------------------------------------------------------
+
+FIELDS = ("Timestamp", "Duration", "TraceId", "SpanName", "SpanKind", "ServiceName", "ScopeName", "StatusCode")
+_CONDITION = re.compile(r"^\s*([A-Za-z]+)\s*(<=|>=|!=|==|=|<|>|\bnot\s+in\b|\bin\b)\s*(.*?)\s*$", re.S)
+_DURATION = re.compile(r"^(\d+)\s*(ns|us|ms|s)?$")
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, None: 1}
+KIND_NAMES = ("internal", "server", "client", "producer", "consumer")
+STATUS_NAMES = ("unset", "ok", "error")
+
+
+def normal_kind(text: str) -> str | None:
+    """`Client`, `SPAN_KIND_CLIENT`, `client`, 3 → `client`; unspecified → `internal`; else None."""
+    t = text.strip().upper().removeprefix("SPAN_KIND_")
+    if t in ("", "UNSPECIFIED", "0"):
+        return "internal"
+    if t.isdigit():
+        n = int(t)
+        return KIND_NAMES[n - 1] if 1 <= n <= 5 else None
+    return t.lower() if t.lower() in KIND_NAMES else None
+
+
+def normal_status(text: str) -> str | None:
+    t = text.strip().upper().removeprefix("STATUS_CODE_")
+    if t in ("", "UNSET", "0"):
+        return "unset"
+    if t.isdigit():
+        return {"1": "ok", "2": "error"}.get(t)
+    return t.lower() if t.lower() in STATUS_NAMES else None
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """`FIELD OP VALUE` on a span column of the ClickHouse `otel_traces` layout; values normalized
+    (times and durations in ns, kinds and statuses as tracegrade names, trace ids lowercase hex)."""
+
+    field: str
+    op: str
+    values: tuple[Any, ...]
+    text: str
+
+    def test(self, span: Span) -> bool:
+        value = _span_value(span, self.field)
+        op, values = self.op, self.values
+        if op == "in":
+            return value in values
+        if op == "not in":
+            return value not in values
+        v = values[0]
+        if op == "=":
+            return bool(value == v)
+        if op == "!=":
+            return bool(value != v)
+        if op == "<":
+            return bool(value < v)
+        if op == "<=":
+            return bool(value <= v)
+        if op == ">":
+            return bool(value > v)
+        return bool(value >= v)
+
+
+def _span_value(span: Span, field: str) -> Any:
+    if field == "Timestamp":
+        return span.start_ns
+    if field == "Duration":
+        return span.duration_ns
+    if field == "TraceId":
+        return f"{span.trace_id:032x}"
+    if field == "SpanName":
+        return span.name
+    if field == "SpanKind":
+        return span.kind
+    if field == "ServiceName":
+        return span.resource.get("service.name", "")
+    if field == "ScopeName":
+        return span.scope_name
+    return span.status
+
+
+def parse_condition(text: str) -> Condition:
+    """Parse `FIELD OP VALUE` (`SpanKind in client,internal`, `Timestamp >= 2026-01-01T00:00:00Z`)."""
+    m = _CONDITION.match(text)
+    if m is None:
+        raise BatchInputError(f"--where {text!r}: expected `FIELD OP VALUE`, e.g. `SpanKind in client,internal`")
+    field, op, raw = m[1], " ".join(m[2].split()), m[3]
+    op = "=" if op == "==" else op
+    if field not in FIELDS:
+        raise BatchInputError(f"--where {text!r}: unknown field {field!r}; fields: {', '.join(FIELDS)}")
+    items = [v.strip() for v in raw.split(",")] if op in ("in", "not in") else [raw]
+    if not raw or any(not v for v in items):
+        raise BatchInputError(f"--where {text!r}: missing value")
+    if op in ("<", "<=", ">", ">=") and field not in ("Timestamp", "Duration", "TraceId", "SpanName"):
+        raise BatchInputError(f"--where {text!r}: {field} supports only =, !=, in, not in")
+    return Condition(field, op, tuple(_value(field, v, text) for v in items), text)
+
+
+def _value(field: str, raw: str, text: str) -> Any:
+    if field == "Timestamp":
+        if raw.isdigit():
+            return int(raw)
+        try:
+            dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        except ValueError:
+            raise BatchInputError(f"--where {text!r}: expected an ISO 8601 time or nanoseconds, got {raw!r}") from None
+        if dt.tzinfo is None:
+            raise BatchInputError(f"--where {text!r}: give the time zone (e.g. a trailing Z for UTC)")
+        return int(dt.timestamp()) * 1_000_000_000 + dt.microsecond * 1_000
+    if field == "Duration":
+        m = _DURATION.match(raw)
+        if m is None:
+            raise BatchInputError(f"--where {text!r}: expected a duration like 250ms, 2s or 1500000 (ns), got {raw!r}")
+        return int(m[1]) * _UNITS[m[2]]
+    if field == "SpanKind":
+        kind = normal_kind(raw)
+        if kind is None:
+            raise BatchInputError(f"--where {text!r}: unknown span kind {raw!r}; kinds: {', '.join(KIND_NAMES)}")
+        return kind
+    if field == "StatusCode":
+        status = normal_status(raw)
+        if status is None:
+            raise BatchInputError(f"--where {text!r}: unknown status {raw!r}; statuses: {', '.join(STATUS_NAMES)}")
+        return status
+    if field == "TraceId":
+        return raw.lower()
+    return raw
+
+
+# --- sampling ----------------------------------------------------------------------------------
+
+_LOW64 = (1 << 64) - 1
+
+
+def sample_bound(rate: float) -> int:
+    """The bound of OpenTelemetry's `TraceIdRatioBased` sampler: a trace is kept when the low 64 bits of its id are below it."""
+    if not 0.0 <= rate <= 1.0:
+        raise BatchInputError(f"--sample: expected a rate in [0, 1], got {rate}")
+    return round(rate * (1 << 64))
+
+
+def sampled_trace(trace_id: int, bound: int) -> bool:
+    return (trace_id & _LOW64) < bound
+
+
+def sampled_key(key: str, bound: int) -> bool:
+    """Sampling of a conversation: the same rule on the first 64 bits of the BLAKE2b hash of its id."""
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big") < bound
+
+
+def conversation_of(spans: Iterable[Span]) -> str | None:
+    """The conversation a trace belongs to: on the first span (start order, ties by span id) naming
+    one, its `gen_ai.conversation.id`, else its `session.id`."""
+    best: tuple[int, int] | None = None
+    found: str | None = None
+    for s in spans:
+        attrs = s.attributes
+        for key in CONVERSATION_KEYS:
+            v = attrs.get(key)
+            if v is not None and v != "":
+                order = (s.start_ns, s.span_id)
+                if best is None or order < best:
+                    best, found = order, str(v)
+                break
+    return found
+
+
+# --- options and grading -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What to grade and how; the same for every engine (so every engine yields the same rows)."""
+
+    group_by: GroupBy = "trace"
+    sample: float = 1.0
+    where: tuple[Condition, ...] = ()
+    max_spans: int = 10_000
+    dialect: str | None = None
+
+    @property
+    def bound(self) -> int:
+        return sample_bound(self.sample)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (*COLUMNS, "conversation_id") if self.group_by == "conversation" else COLUMNS
+
+    def keep(self, span: Span) -> bool:
+        return all(c.test(span) for c in self.where)
+
+
+def params_hash(evaluator: object) -> str:
+    """A stable 16-hex-digit hash of an evaluator's class and parameters (to tell configurations apart)."""
+    params: Any
+    if dataclasses.is_dataclass(evaluator) and not isinstance(evaluator, type):
+        params = {f.name: getattr(evaluator, f.name) for f in dataclasses.fields(evaluator) if f.init}
+    else:
+        params = repr(evaluator)
+    doc = {"class": f"{type(evaluator).__module__}.{type(evaluator).__qualname__}", "params": params}
+    raw = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=repr)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class GradingPlan:
+    """The evaluators, their names and parameter hashes (computed once), and the options."""
+
+    evaluators: list[object]
+    options: Options
+    names: list[str] = dataclasses.field(default_factory=list)
+    hashes: list[str] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        from ..evaluators.base import evaluator_name
+
+        self.names = [evaluator_name(e) for e in self.evaluators]
+        self.hashes = [params_hash(e) for e in self.evaluators]
+
+
+def grade_unit(spans: Sequence[Span] | SpanTree, plan: GradingPlan, conversation: str | None = None) -> list[Row]:
+    """The rows of one graded unit: one per evaluator, in spec order. A unit over `max_spans` spans is
+    `not_evaluated` (its tree is never built)."""
+    opts = plan.options
+    n = len(spans)
+    tree = spans if isinstance(spans, SpanTree) else None
+    first = _first_root(spans)
+    trace_id, root_id = f"{first.trace_id:032x}", f"{first.span_id:016x}"
+    extra = (conversation,) if opts.group_by == "conversation" else ()
+    if n > opts.max_spans:
+        reason = f"oversized: {n} spans > limit {opts.max_spans} (raise max_spans / --max-spans to grade it)"
+        return [(trace_id, root_id, None, name, h, "not_evaluated", None, reason, *extra)
+                for name, h in zip(plan.names, plan.hashes, strict=True)]  # fmt: skip
+    with paused_gc():  # one unit's objects are garbage together: no cyclic-GC passes while they are built
+        if tree is None:
+            tree = SpanTree.from_spans(spans)  # type: ignore[arg-type]
+        traj = Trajectory.from_tree(tree, dialect=opts.dialect)
+        agent = next((r.name for r in traj.agent_runs if r.parent is None and r.name), None)
+        results = grade(traj, plan.evaluators)
+        _release(tree)
+    return [(trace_id, root_id, agent, name, h, r.outcome, r.score, r.reasoning, *extra)
+            for name, h, r in zip(plan.names, plan.hashes, results, strict=True)]  # fmt: skip
+
+
+def _release(tree: SpanTree) -> None:
+    """Unlink parents from children, so the unit's tree is freed by reference counting, not left to the cyclic GC."""
+    for node in tree.nodes:
+        node.parent = None
+        node.children = []
+
+
+def _first_root(spans: Sequence[Span] | SpanTree) -> Any:
+    """The earliest root (start time, ties by span id): names the unit in the `trace_id` / `root_span_id` columns."""
+    if isinstance(spans, SpanTree):
+        return spans.roots[0]
+    ids = {(s.trace_id, s.span_id) for s in spans}
+    roots = [s for s in spans if s.parent_id is None or (s.trace_id, s.parent_id) not in ids]
+    return min(roots or spans, key=lambda s: (s.start_ns, s.span_id))
+
+
+def trace_units(spans: list[Span], plan: GradingPlan) -> Iterable[list[Span]]:
+    """The units of one trace's spans under the options: filtered by `where`, split per agent run."""
+    from ..ingest import split_agent_runs
+
+    if plan.options.where:
+        spans = [s for s in spans if plan.options.keep(s)]
+        if not spans:
+            return []
+    return split_agent_runs(spans)

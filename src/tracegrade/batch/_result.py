@@ -1,0 +1,263 @@
+"""Batch output: the result writer (Parquet or JSON lines, by suffix), the running summary (pass
+rates by evaluator and agent, not-evaluated counts, worst cohorts) and `BatchResult`."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from ..models import OUTCOMES
+from ._core import BatchInputError, Row
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from rich.table import Table
+
+__all__ = ["BatchResult", "BatchSummary", "Cohort", "ResultWriter", "result_schema"]
+
+OUTPUT_SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+_REASONS_KEPT = 200
+
+
+def result_schema(columns: Sequence[str]) -> pa.Schema:
+    import pyarrow as pa
+
+    types = {"score": pa.float64()}
+    return pa.schema([(c, types.get(c, pa.string())) for c in columns])
+
+
+def output_format(path: str | os.PathLike[str]) -> str:
+    suffix = Path(path).suffix.lower()
+    fmt = OUTPUT_SUFFIXES.get(suffix)
+    if fmt is None:
+        raise BatchInputError(f"--out {os.fspath(path)}: unknown suffix {suffix or '(none)'!r}; use .parquet or .jsonl")
+    return fmt
+
+
+class ResultWriter:
+    """Streams rows to a Parquet file (row groups of `chunk` rows) or a JSON lines file; with no path,
+    keeps them to build an in-memory table."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, columns: Sequence[str], chunk: int = 8_192) -> None:
+        self.path = None if path is None else Path(path)
+        self.columns = tuple(columns)
+        self.chunk = chunk
+        self.format = "memory" if path is None else output_format(path)
+        self.buffer: list[Row] = []
+        self.batches: list[Any] = []
+        self._pq: Any = None
+        self._fh: Any = None
+        if self.format == "parquet":
+            from ._arrow import require_pyarrow
+
+            require_pyarrow()
+        elif self.format == "jsonl":
+            assert self.path is not None
+            self._fh = open(self.path, "wb")  # noqa: SIM115  # closed in close()
+
+    def write(self, rows: Iterable[Row]) -> None:
+        if self._fh is not None:
+            cols = self.columns
+            self._fh.write(b"".join(orjson.dumps(dict(zip(cols, r, strict=True))) + b"\n" for r in rows))
+            return
+        self.buffer.extend(rows)
+        if len(self.buffer) >= self.chunk:
+            self._flush()
+
+    def _batch(self) -> Any:
+        import pyarrow as pa
+
+        cols = list(zip(*self.buffer, strict=True)) if self.buffer else [()] * len(self.columns)
+        schema = result_schema(self.columns)
+        return pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
+
+    def _flush(self) -> None:
+        if not self.buffer and self.format != "parquet":
+            return
+        if self.format == "memory":
+            self.batches.append(self._batch())
+        else:
+            import pyarrow.parquet as pq
+
+            if self._pq is None:
+                self._pq = pq.ParquetWriter(self.path, result_schema(self.columns))
+            if self.buffer:
+                self._pq.write_batch(self._batch())
+        self.buffer = []
+
+    def close(self) -> pa.Table | None:
+        """Finish the file; the in-memory table when there is no path."""
+        if self._fh is not None:
+            self._fh.close()
+            return None
+        self._flush()
+        if self._pq is not None:
+            self._pq.close()
+        if self.format == "memory":
+            import pyarrow as pa
+
+            return pa.Table.from_batches(self.batches, schema=result_schema(self.columns))
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Cohort:
+    """Results of one evaluator on one agent."""
+
+    evaluator: str
+    agent: str | None
+    counts: dict[str, int]
+    top_reason: str = ""
+    """The most frequent reason of its non-passing results (among the first distinct ones seen)."""
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def pass_rate(self) -> float:
+        return self.counts.get("passed", 0) / self.total if self.total else 0.0
+
+
+@dataclass
+class BatchSummary:
+    """Counts over every graded unit, kept while rows stream by (the rows themselves are not kept)."""
+
+    not_evaluated: Literal["fail", "skip"] = "fail"
+    units: int = 0
+    units_failed: int = 0
+    counts: dict[tuple[str, str | None], Counter[str]] = field(default_factory=dict)
+    reasons: dict[tuple[str, str | None], Counter[str]] = field(default_factory=dict)
+
+    def add(self, rows: Sequence[Row]) -> None:
+        """Count one unit's rows (one per evaluator)."""
+        self.units += 1
+        failed = False
+        for r in rows:
+            key = (r[3], r[2])
+            outcome = r[5]
+            self.counts.setdefault(key, Counter())[outcome] += 1
+            if outcome != "passed":
+                if not (outcome == "not_evaluated" and self.not_evaluated == "skip"):
+                    failed = True
+                reasons = self.reasons.setdefault(key, Counter())
+                if r[7] in reasons or len(reasons) < _REASONS_KEPT:
+                    reasons[r[7]] += 1
+        self.units_failed += failed
+
+    @property
+    def outcomes(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for c in self.counts.values():
+            total.update(c)
+        return total
+
+    @property
+    def passed(self) -> bool:
+        return self.units_failed == 0
+
+    def cohorts(self) -> list[Cohort]:
+        """Every (evaluator, agent), sorted by evaluator then agent."""
+        out = []
+        for (ev, agent), c in self.counts.items():
+            reasons = self.reasons.get((ev, agent))
+            top = reasons.most_common(1)[0][0] if reasons else ""
+            out.append(Cohort(ev, agent, {o: c.get(o, 0) for o in OUTCOMES}, top))
+        return sorted(out, key=lambda k: (k.evaluator, k.agent or ""))
+
+    def worst(self, n: int = 5) -> list[Cohort]:
+        """The `n` cohorts with the lowest pass rate (ties: more results first), those with a failure only."""
+        bad = [k for k in self.cohorts() if k.pass_rate < 1.0]
+        return sorted(bad, key=lambda k: (k.pass_rate, -k.total, k.evaluator, k.agent or ""))[:n]
+
+    def line(self) -> str:
+        o = self.outcomes
+        skipped = " (skipped)" if self.not_evaluated == "skip" and o["not_evaluated"] else ""
+        return (
+            f"{self.units} unit(s): {self.units - self.units_failed} passed, {self.units_failed} failed; checks: "
+            f"{o['passed']} passed, {o['failed']} failed, {o['not_evaluated']} not evaluated{skipped}, {o['error']} errors"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "units": self.units,
+            "units_failed": self.units_failed,
+            "outcomes": {o: self.outcomes[o] for o in OUTCOMES},
+            "cohorts": [
+                {"evaluator": k.evaluator, "agent": k.agent, **k.counts, "pass_rate": k.pass_rate}
+                for k in self.cohorts()
+            ],
+            "worst": [
+                {"evaluator": k.evaluator, "agent": k.agent, "pass_rate": k.pass_rate, "reason": k.top_reason}
+                for k in self.worst()
+            ],  # fmt: skip
+        }
+
+    def tables(self) -> list[Table]:
+        """Rich tables: pass rate by evaluator and agent, then the worst cohorts. Trace text is never markup."""
+        from rich.table import Table
+        from rich.text import Text
+
+        by = Table(title="pass rate by evaluator and agent", title_justify="left")
+        for name in ("evaluator", "agent", "results", "passed", "failed", "not evaluated", "errors", "pass rate"):
+            text = name in ("evaluator", "agent")
+            by.add_column(name, justify="left" if text else "right", no_wrap=text)
+        for k in self.cohorts():
+            c = k.counts
+            by.add_row(
+                Text(k.evaluator), Text(k.agent or "-"), str(k.total), str(c["passed"]), str(c["failed"]),
+                str(c["not_evaluated"]), str(c["error"]), f"{k.pass_rate:.1%}",
+            )  # fmt: skip
+        out = [by]
+        worst = self.worst()
+        if worst:
+            w = Table(title="worst cohorts", title_justify="left")
+            for name in ("evaluator", "agent", "pass rate", "most frequent reason"):
+                w.add_column(name)
+            for k in worst:
+                w.add_row(Text(k.evaluator), Text(k.agent or "-"), f"{k.pass_rate:.1%}", Text(k.top_reason))
+            out.append(w)
+        return out
+
+
+@dataclass
+class BatchResult:
+    """What `grade_traces` returns: the summary, and the rows (one per graded unit and evaluator) as a
+    pyarrow table — read back from `path` when results were written to a file."""
+
+    summary: BatchSummary
+    columns: tuple[str, ...]
+    path: Path | None = None
+    _table: Any = None
+
+    @property
+    def table(self) -> pa.Table:
+        if self._table is None:
+            if self.path is None:
+                raise ValueError("no result rows")
+            if output_format(self.path) == "parquet":
+                import pyarrow.parquet as pq
+
+                self._table = pq.read_table(self.path)
+            else:
+                import pyarrow as pa
+
+                with open(self.path, "rb") as f:
+                    docs = [orjson.loads(line) for line in f]
+                schema = result_schema(self.columns)
+                self._table = pa.Table.from_pylist(docs, schema=schema)
+        return self._table
+
+    def rows(self) -> list[dict[str, Any]]:
+        return self.table.to_pylist()  # type: ignore[no-any-return]
+
+    @property
+    def exit_code(self) -> int:
+        """Like `tracegrade grade`: 0 when every unit passed, 1 when one failed."""
+        return 0 if self.summary.passed else 1

@@ -1,0 +1,304 @@
+"""The Spark engine: the same tasks and units as the local engine, run where the tables live.
+
+OTLP files are read one per Spark task (traces are grouped per file). Span tables are read by
+Spark with the filters as Spark expressions, range-partitioned by trace id, sorted within each
+partition and graded with `mapInArrow`; grouping by conversation partitions by the conversation
+key instead. Rows come back in partition order, so they match the local engine's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..spans import Span
+from ._arrow import _KIND_SPELLINGS, _STATUS_SPELLINGS, SpanTableSource, iter_trace_groups
+from ._core import (
+    CONVERSATION_KEYS,
+    BatchInputError,
+    Condition,
+    GradingPlan,
+    Row,
+    conversation_of,
+    grade_unit,
+    sampled_key,
+    sampled_trace,
+    trace_units,
+)
+from ._plan import OtlpTask, Source, conversation_order, iter_task
+
+__all__ = ["run_spark", "spark_session"]
+
+_DOTTED = {c.replace(".", "_"): c for c in ("Events.Timestamp", "Events.Name", "Events.Attributes")}
+
+_ALL = 1 << 64
+
+
+def _pyspark() -> Any:
+    try:
+        import pyspark
+    except ImportError:
+        raise ImportError('the Spark engine needs pyspark: pip install "tracegrade[spark]"') from None
+    return pyspark
+
+
+def spark_session(workers: int) -> Any:
+    """The active SparkSession, or a new local one with `workers` cores."""
+    _pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    return (
+        SparkSession.builder.master(f"local[{workers}]")
+        .appName("tracegrade-batch")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+
+
+def run_spark(sources: Sequence[Source], plan: GradingPlan, workers: int, spark: Any = None) -> Iterator[list[Row]]:
+    """The rows of every unit, in the local engine's order."""
+    spark = spark if spark is not None else spark_session(workers)
+    files = [s for s in sources if isinstance(s, Path)]
+    tables = [s for s in sources if isinstance(s, SpanTableSource)]
+    conversation = plan.options.group_by == "conversation"
+    if conversation and files and tables:
+        raise BatchInputError(
+            "--engine spark --group-by conversation: give either trace files or span tables, not both"
+        )
+    if conversation:
+        units = list(_otlp_conversations(spark, files, plan)) if files else list(_table_units(spark, tables, plan))
+        yield from sorted(units, key=conversation_order)
+        return
+    i = 0
+    while i < len(sources):  # in source order, as the local engine; consecutive files in one job
+        src = sources[i]
+        if isinstance(src, SpanTableSource):
+            yield from _table_units(spark, [src], plan)
+            i += 1
+            continue
+        run = [src]
+        while i + len(run) < len(sources) and isinstance(nxt := sources[i + len(run)], Path):
+            run.append(nxt)
+        yield from _otlp_traces(spark, run, plan)
+        i += len(run)
+
+
+def _otlp_traces(spark: Any, files: list[Path], plan: GradingPlan) -> Iterator[list[Row]]:
+    paths = [str(f) for f in files]
+
+    def grade_file(items: Iterator[str]) -> Iterator[list[Row]]:
+        for path in items:
+            yield from iter_task(OtlpTask(path), plan)
+
+    rdd = spark.sparkContext.parallelize(paths, len(paths))
+    yield from rdd.mapPartitions(
+        grade_file
+    ).collect()  # rows are small; one job (toLocalIterator runs one per partition)
+
+
+def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan) -> Iterator[list[Row]]:
+    paths = [str(f) for f in files]
+    bound = plan.options.bound
+
+    def keyed(items: Iterator[str]) -> Iterator[tuple[str, tuple[str | None, list[Any]]]]:
+        from ..ingest import iter_traces
+
+        for path in items:
+            for tree in iter_traces(path, split_runs=False):
+                spans: list[Span] = [n.source for n in tree.nodes]  # type: ignore[misc]
+                if plan.options.where:
+                    spans = [s for s in spans if plan.options.keep(s)]
+                if not spans:
+                    continue
+                conv = conversation_of(spans)
+                if conv is None:
+                    if sampled_trace(spans[0].trace_id, bound):
+                        yield f"\x00{spans[0].trace_id:032x}", (None, spans)
+                elif sampled_key(conv, bound):
+                    yield conv, (conv, spans)
+
+    def grade_group(item: tuple[str, Any]) -> list[Row]:
+        traces = sorted(item[1], key=lambda t: (t[1][0].trace_id, t[1][0].start_ns))
+        conv = traces[0][0]
+        return grade_unit([s for _, spans in traces for s in spans], plan, conv)
+
+    rdd = spark.sparkContext.parallelize(paths, len(paths)).mapPartitions(keyed)
+    yield from rdd.groupByKey().map(grade_group).collect()
+
+
+def _column(name: str) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.col(f"`{name}`")
+
+
+def _spark_condition(c: Condition) -> Any:
+    from pyspark.sql import functions as F
+
+    if c.field in ("SpanKind", "StatusCode"):
+        spellings = _KIND_SPELLINGS if c.field == "SpanKind" else _STATUS_SPELLINGS
+        inside = _column(c.field).isin([s for v in c.values for s in spellings[v]])
+        return inside if c.op in ("=", "in") else ~inside
+    col = F.lower(_column("TraceId")) if c.field == "TraceId" else _column(c.field)
+    if c.op in ("in", "not in"):
+        inside = col.isin(list(c.values))
+        return inside if c.op == "in" else ~inside
+    v = c.values[0]
+    return {"=": col == v, "!=": col != v, "<": col < v, "<=": col <= v, ">": col > v, ">=": col >= v}[c.op]
+
+
+def _read_table(spark: Any, src: SpanTableSource) -> Any:
+    from pyspark.sql import functions as F
+
+    from ._arrow import READ_COLUMNS, REQUIRED
+
+    spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")  # Spark reads no TIMESTAMP(NANOS) otherwise
+    files = src.files()
+    if not files:
+        raise BatchInputError(f"{src.path}: no Parquet files")
+    df = spark.read.parquet(*files)
+    names = set(df.columns)
+    if missing := [c for c in REQUIRED if c not in names]:
+        raise BatchInputError(
+            f"{src.path}: not a span table in the ClickHouse otel_traces layout: missing column(s) {', '.join(missing)}"
+        )
+    cols = []
+    for c in READ_COLUMNS:
+        if c in names:
+            col = _column(c)
+            if c == "Duration":
+                col = col.cast("long")
+            elif c == "Timestamp" and dict(df.dtypes)[c] not in ("bigint", "int"):
+                col = (F.unix_micros(col) * 1000).cast("long")  # a microsecond timestamp column
+            cols.append(col.alias(c.replace(".", "_")))  # mapInArrow cannot pass dotted names
+    return df.select(*cols)
+
+
+def _table_units(spark: Any, tables: list[SpanTableSource], plan: GradingPlan) -> Iterator[list[Row]]:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    opts = plan.options
+    conversation = opts.group_by == "conversation"
+    for src in tables:
+        df = _read_table(spark, src)
+        for c in opts.where:
+            df = df.filter(_spark_condition(c))
+        trace = F.lower(_column("TraceId"))
+        if not conversation and opts.bound < _ALL:
+            df = df.filter(F.substring(trace, 17, 16) < F.lit(f"{opts.bound:016x}"))
+        n = max(1, spark.sparkContext.defaultParallelism * 2)
+        order = [_column("TraceId"), _column("Timestamp"), _column("SpanId")]
+        if conversation:
+            attrs = _column("SpanAttributes") if "SpanAttributes" in df.columns else F.lit(None)
+            per_span = F.coalesce(*(F.nullif(attrs.getItem(k), F.lit("")) for k in CONVERSATION_KEYS))
+            window = (
+                Window.partitionBy(_column("TraceId"))
+                .orderBy(*order[1:])
+                .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+            )
+            df = df.withColumn("__conv", F.first(per_span, ignorenulls=True).over(window))
+            df = df.withColumn("__key", F.coalesce(F.col("__conv"), F.concat(F.lit("\x00"), _column("TraceId"))))
+            df = df.repartition(n, "__key").sortWithinPartitions("__key", *order)
+        else:
+            df = df.repartitionByRange(n, _column("TraceId")).sortWithinPartitions(*order)
+        columns = plan.options.columns
+        schema = ", ".join(f"{c} {'double' if c == 'score' else 'string'}" for c in columns) + ", __unit bigint"
+        result = df.mapInArrow(_batch_grader(plan, src.path), schema)
+        yield from _regroup(result.toLocalIterator(prefetchPartitions=True), len(columns))
+
+
+def _batch_grader(plan: GradingPlan, where: str) -> Any:
+    """The `mapInArrow` function: a partition's sorted span rows → result rows, each with a unit number
+    unique across partitions."""
+    opts = plan.options
+    columns = opts.columns
+
+    def units(batches: Iterator[Any]) -> Iterator[list[Row]]:
+        batches = (b.rename_columns([_DOTTED.get(n, n) for n in b.schema.names]) for b in batches)
+        if opts.group_by != "conversation":
+            for spans in iter_trace_groups(batches, where):
+                for unit in trace_units(spans, plan):
+                    yield grade_unit(unit, plan)
+            return
+        for conv, spans in _conversation_groups(batches, where):
+            if (conv is None and sampled_trace(spans[0].trace_id, opts.bound)) or (
+                conv is not None and sampled_key(conv, opts.bound)
+            ):
+                yield grade_unit(spans, plan, conv)
+
+    def grade_batches(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        from ._result import result_schema
+
+        out_schema = result_schema(columns).append(pa.field("__unit", pa.int64()))
+        context = TaskContext.get()
+        unit = (context.partitionId() if context is not None else 0) << 32
+        rows: list[Row] = []
+        for rows_of_unit in units(batches):
+            rows.extend((*r, unit) for r in rows_of_unit)
+            unit += 1
+            if len(rows) >= 4096:
+                yield _record_batch(rows, out_schema)
+                rows = []
+        if rows:
+            yield _record_batch(rows, out_schema)
+
+    return grade_batches
+
+
+def _conversation_groups(batches: Iterator[Any], where: str) -> Iterator[tuple[str | None, list[Any]]]:
+    """Consecutive rows with one `__key` (a conversation's or a lone trace's spans) as spans."""
+    pending: list[Any] = []
+    pending_key: str | None = None
+    conv: str | None = None
+    for batch in batches:
+        keys = batch.column("__key").to_pylist()
+        convs = batch.column("__conv").to_pylist()
+        start = 0
+        for i in range(1, len(keys) + 1):
+            if i == len(keys) or keys[i] != keys[start]:
+                if pending and keys[start] != pending_key:
+                    yield conv, pending
+                    pending = []
+                pending.extend(_spans_of(batch.slice(start, i - start), where))
+                pending_key, conv = keys[start], convs[start]
+                start = i
+    if pending:
+        yield conv, pending
+
+
+def _spans_of(batch: Any, where: str) -> list[Any]:
+    from ._arrow import arrow_spans
+
+    return arrow_spans(batch, where)
+
+
+def _record_batch(rows: list[tuple[Any, ...]], schema: Any) -> Any:
+    import pyarrow as pa
+
+    cols = list(zip(*rows, strict=True))
+    return pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
+
+
+def _regroup(rows: Iterator[Any], width: int) -> Iterator[list[Row]]:
+    """Spark rows (with a per-partition `__unit` number) back into one list per unit, in order."""
+    current: list[Row] = []
+    last: Any = None
+    for r in rows:
+        values = tuple(r)
+        unit = values[width]
+        if current and unit != last:
+            yield current
+            current = []
+        current.append(values[:width])
+        last = unit
+    if current:
+        yield current

@@ -1,0 +1,344 @@
+"""Batch grading: sources (OTLP files, Parquet, Delta), grouping, sampling, filters, the size guard,
+output, the summary and the CLI, on real recorded Pydantic AI runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from _batch_data import SPEC, record_runs, trace_ids, write_files
+from tracegrade.batch import BatchInputError, grade_traces, spans_to_table, write_span_parquet
+from tracegrade.batch._arrow import SpanTableSource
+from tracegrade.batch._core import parse_condition, sample_bound
+from tracegrade.cli import main
+from tracegrade.grading import grade
+from tracegrade.ingest import iter_traces, read_spans
+from tracegrade.spans import Span
+from tracegrade.spec import build_evaluators
+
+COLUMNS = ["trace_id", "root_span_id", "agent", "evaluator", "params_hash", "outcome", "score", "reason"]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """12 recorded runs as two OTLP JSON lines files, and the same spans (read back) as Parquet."""
+    d = tmp_path_factory.mktemp("batch")
+    spans = record_runs(12)
+    files = write_files(spans, d)
+    parquet = write_span_parquet(list(read_spans(files)), d / "spans.parquet")
+    return {"spans": spans, "files": files, "parquet": parquet, "dir": d}
+
+
+def _by_trace(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: (r["trace_id"], r["root_span_id"]))  # stable: evaluator order kept
+
+
+def test_otlp_files_give_one_row_per_trace_and_evaluator_as_grade_does(recorded: dict[str, Any]) -> None:
+    result = grade_traces(recorded["files"], SPEC, workers=1)
+    rows = result.rows()
+    assert result.table.column_names == COLUMNS
+    assert len(rows) == 12 * 5
+    assert {r["trace_id"] for r in rows} == set(trace_ids(recorded["spans"]))
+    evaluators = build_evaluators(SPEC)
+    for tree in iter_traces(recorded["files"]):
+        tid = f"{tree.roots[0].trace_id:032x}"
+        mine = [r for r in rows if r["trace_id"] == tid]
+        expected = grade(tree, evaluators)
+        assert [(r["evaluator"], r["outcome"], r["score"], r["reason"]) for r in mine] == [
+            (e.name, e.outcome, e.score, e.reasoning) for e in expected
+        ]
+        assert mine[0]["root_span_id"] == f"{tree.roots[0].span_id:016x}"
+    assert {r["agent"] for r in rows} == {"support", "billing"}
+    assert len({r["params_hash"] for r in rows}) == 5
+    wrong = [r for r in rows if r["evaluator"] == "ArgumentCorrectness" and r["outcome"] == "failed"]
+    assert sum("99" in r["reason"] for r in wrong) == 3  # the three runs that got order 99
+
+
+def test_parquet_source_gives_the_rows_of_the_otlp_files_sorted_by_trace_id(recorded: dict[str, Any]) -> None:
+    from_files = grade_traces(recorded["files"], SPEC, workers=1).rows()
+    from_table = grade_traces([recorded["parquet"]], SPEC, workers=1).rows()
+    assert from_table == _by_trace(from_files)
+    assert [r["trace_id"] for r in from_table] == sorted(r["trace_id"] for r in from_table)
+
+
+def test_delta_table_source_gives_the_rows_of_the_parquet_file(recorded: dict[str, Any], tmp_path: Path) -> None:
+    from deltalake import write_deltalake
+
+    table = pq.read_table(recorded["parquet"])
+    write_deltalake(str(tmp_path / "delta"), table.slice(0, 40))
+    write_deltalake(str(tmp_path / "delta"), table.slice(40), mode="append")  # two files, two versions
+    from_delta = grade_traces([tmp_path / "delta"], SPEC, workers=1).rows()
+    assert from_delta == grade_traces([recorded["parquet"]], SPEC, workers=1).rows()
+
+
+def test_rows_do_not_depend_on_the_number_of_workers(recorded: dict[str, Any]) -> None:
+    sources = [*recorded["files"], recorded["parquet"]]
+    one = grade_traces(sources, SPEC, workers=1).rows()
+    two = grade_traces(sources, SPEC, workers=2).rows()  # a process pool; the table cut into 4 id ranges
+    assert one == two and len(one) == 2 * 12 * 5
+
+
+def test_sampling_keeps_the_traces_of_the_trace_id_ratio_rule_in_every_source(recorded: dict[str, Any]) -> None:
+    bound = sample_bound(0.5)
+    kept = {t for t in trace_ids(recorded["spans"]) if int(t, 16) & ((1 << 64) - 1) < bound}
+    assert 0 < len(kept) < 12
+    for sources in (recorded["files"], [recorded["parquet"]]):
+        rows = grade_traces(sources, SPEC, workers=1, sample=0.5).rows()
+        assert {r["trace_id"] for r in rows} == kept
+    assert grade_traces(recorded["files"], SPEC, workers=1, sample=0.0).summary.units == 0
+
+
+def test_sampling_is_pushed_into_the_parquet_scan(recorded: dict[str, Any]) -> None:
+    source = SpanTableSource(recorded["parquet"], "parquet")
+    bound = sample_bound(0.5)
+    table = source.scan((), bound, None)
+    assert 0 < table.num_rows < pq.read_metadata(recorded["parquet"]).num_rows
+    assert all(int(t, 16) & ((1 << 64) - 1) < bound for t in table.column("TraceId").to_pylist())
+
+
+def test_an_oversized_trace_is_not_evaluated_and_says_how_many_spans(recorded: dict[str, Any]) -> None:
+    rows = grade_traces(recorded["files"], SPEC, workers=1, max_spans=5).rows()
+    sizes = {f"{t.roots[0].trace_id:032x}": len(t) for t in iter_traces(recorded["files"])}
+    for r in rows:
+        n = sizes[r["trace_id"]]
+        if n > 5:
+            assert r["outcome"] == "not_evaluated"
+            assert r["reason"].startswith(f"oversized: {n} spans > limit 5")
+    assert any(n > 5 for n in sizes.values())
+
+
+def test_where_keeps_matching_spans_in_files_and_tables_alike(recorded: dict[str, Any]) -> None:
+    spans: list[Span] = recorded["spans"]
+    starts = sorted({min(s.start_ns for s in spans if s.trace_id == t) for t in {s.trace_id for s in spans}})
+    cut = starts[6]  # the last six traces start at or after it
+    where = [f"Timestamp >= {cut}"]
+    from_files = grade_traces(recorded["files"], SPEC, workers=1, where=where).rows()
+    from_table = grade_traces([recorded["parquet"]], SPEC, workers=1, where=where).rows()
+    assert len({r["trace_id"] for r in from_files}) == 6
+    assert from_table == _by_trace(from_files)
+
+
+def test_where_on_span_kind_is_pushed_into_the_scan(recorded: dict[str, Any]) -> None:
+    source = SpanTableSource(recorded["parquet"], "parquet")
+    table = source.scan((parse_condition("SpanKind in client"),), 1 << 64, None)
+    assert table.num_rows > 0 and set(table.column("SpanKind").to_pylist()) == {"Client"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Colour = red", "unknown field 'Colour'"),
+        ("SpanKind in client,sideways", "unknown span kind 'sideways'"),
+        ("Timestamp >= yesterday", "expected an ISO 8601 time"),
+        ("Timestamp >= 2026-01-01T00:00:00", "give the time zone"),
+        ("SpanKind < client", "supports only =, !=, in, not in"),
+        ("SpanName", "expected `FIELD OP VALUE`"),
+    ],
+)
+def test_a_bad_where_condition_is_a_clear_error(text: str, message: str) -> None:
+    with pytest.raises(BatchInputError, match=message):
+        parse_condition(text)
+
+
+def test_conversation_grouping_grades_turns_in_separate_traces_as_one_unit(tmp_path: Path) -> None:
+    from _agents import scripted_agent
+    from tracegrade import capture
+
+    spans: list[Span] = []
+    for steps in ([("search", {"q": "order"})], [("get_order", {"id": 1234})]):  # turn 1, turn 2
+        with capture() as cap:
+            scripted_agent(steps, name="support").run_sync("turn", conversation_id="conv-7")
+        spans.extend(Span.from_readable(s) for s in cap.spans)
+    spans.extend(record_runs(1))  # a lone trace of another conversation
+    files = write_files(spans, tmp_path, files=2)  # the two turns land in different files
+    spec = [{"TrajectoryMatch": {"expected_trajectory": ["search", "get_order"], "order": "exact"}}]
+    by_trace = grade_traces(files, spec, workers=1).rows()
+    assert len(by_trace) == 3 and sum(r["outcome"] == "passed" for r in by_trace) == 1  # only the lone full run
+    result = grade_traces(files, spec, workers=1, group_by="conversation")
+    rows = result.rows()
+    assert result.table.column_names == [*COLUMNS, "conversation_id"]
+    conv = [r for r in rows if r["conversation_id"] == "conv-7"]
+    assert len(conv) == 1 and conv[0]["outcome"] == "passed", conv
+    assert len(rows) == 2
+    table = write_span_parquet(read_spans(files), tmp_path / "conv.parquet")
+    assert grade_traces([table], spec, workers=2, group_by="conversation").rows() == rows
+
+
+def test_parquet_and_jsonl_outputs_hold_the_same_rows(recorded: dict[str, Any], tmp_path: Path) -> None:
+    as_parquet = grade_traces(recorded["files"], SPEC, workers=1, out=tmp_path / "r.parquet")
+    as_jsonl = grade_traces(recorded["files"], SPEC, workers=1, out=tmp_path / "r.jsonl")
+    assert pq.read_table(tmp_path / "r.parquet").to_pylist() == as_parquet.rows() == as_jsonl.rows()
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert len(lines) == 60 and set(json.loads(lines[0])) == set(COLUMNS)
+    assert pq.read_schema(tmp_path / "r.parquet").field("score").type == pa.float64()
+
+
+def test_summary_counts_pass_rates_and_worst_cohorts(recorded: dict[str, Any]) -> None:
+    result = grade_traces(recorded["files"], SPEC, workers=1)
+    summary = result.summary
+    rows = result.rows()
+    assert summary.units == 12 and summary.outcomes.total() == 60
+    assert summary.units_failed == len({r["trace_id"] for r in rows if r["outcome"] != "passed"})
+    assert result.exit_code == 1
+    for cohort in summary.cohorts():
+        mine = [r for r in rows if r["evaluator"] == cohort.evaluator and r["agent"] == cohort.agent]
+        assert cohort.total == len(mine)
+        assert cohort.pass_rate == sum(r["outcome"] == "passed" for r in mine) / len(mine)
+    worst = summary.worst()
+    assert worst and worst == sorted(worst, key=lambda k: k.pass_rate) and all(k.pass_rate < 1 for k in worst)
+    assert worst[0].top_reason
+
+
+def test_a_table_not_in_the_span_layout_is_a_clear_error(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"trace": ["a"], "name": ["x"]}), tmp_path / "other.parquet")
+    with pytest.raises(
+        BatchInputError, match=r"other\.parquet: not a span table .* missing column\(s\) Timestamp, TraceId"
+    ):
+        grade_traces([tmp_path / "other.parquet"], SPEC, workers=1)
+
+
+def test_a_bad_id_in_a_table_names_the_column_and_value(recorded: dict[str, Any], tmp_path: Path) -> None:
+    table = pq.read_table(recorded["parquet"])
+    ids = table.column("SpanId").to_pylist()
+    ids[3] = "not-hex!"
+    pq.write_table(table.set_column(2, "SpanId", pa.array(ids)), tmp_path / "bad.parquet")
+    with pytest.raises(BatchInputError, match="column SpanId: expected a 16-digit hex id, got 'not-hex!'"):
+        grade_traces([tmp_path / "bad.parquet"], SPEC, workers=1)
+
+
+def test_span_table_round_trips_spans_with_attributes_as_exported_text(recorded: dict[str, Any]) -> None:
+    from tracegrade.batch._arrow import arrow_spans
+
+    spans = list(read_spans(recorded["files"][0]))
+    back = arrow_spans(spans_to_table(spans), "t")
+    assert [(s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.kind, s.status) for s in back] == [
+        (s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.kind, s.status) for s in spans
+    ]
+    assert all(b.attributes == {k: v if isinstance(v, str) else b.attributes[k] for k, v in s.attributes.items()}
+               for b, s in zip(back, spans, strict=True))  # fmt: skip
+    tokens = next(
+        b.attributes["gen_ai.usage.input_tokens"] for b in back if "gen_ai.usage.input_tokens" in b.attributes
+    )
+    assert isinstance(tokens, str) and tokens.isdigit()  # as the ClickHouse exporter stores it
+
+
+def test_import_is_light_and_names_the_extra_when_pyarrow_is_missing(tmp_path: Path) -> None:
+    code = (
+        "import sys\nimport tracegrade.batch as b\n"
+        "assert not [m for m in sys.modules if m.startswith(('pyarrow', 'pyspark', 'deltalake'))]\n"
+        "sys.modules['pyarrow'] = None\n"
+        "try:\n    b.spans_to_table([])\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert 'pip install "tracegrade[batch]"' in out
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def spec_file(tmp_path: Path) -> Path:
+    import yaml
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump({"evaluators": SPEC}))
+    return path
+
+
+def test_cli_writes_results_and_exits_1_when_a_trace_fails(
+    recorded: dict[str, Any], spec_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.parquet"
+    code = main(["batch", *map(str, recorded["files"]), "--spec", str(spec_file), "--out", str(out), "--workers", "1"])
+    assert code == 1
+    assert pq.read_table(out).num_rows == 60
+    text = capsys.readouterr().out
+    assert "pass rate by evaluator and agent" in text and "worst cohorts" in text
+    assert "12 unit(s):" in text
+
+
+def test_cli_exits_0_when_every_trace_passes(recorded: dict[str, Any], tmp_path: Path) -> None:
+    spec = tmp_path / "lenient.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 10\n")
+    assert main(["batch", str(recorded["parquet"]), "--spec", str(spec), "--workers", "1", "--summary-json"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--out", "r.csv"], "unknown suffix '.csv'"),
+        (["--where", "Colour = red"], "unknown field"),
+        (["--sample", "2"], "expected a rate in [0, 1]"),
+        (["--sample", "0"], "no traces found"),
+    ],
+)
+def test_cli_exits_2_on_bad_input(
+    recorded: dict[str, Any], spec_file: Path, extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["batch", str(recorded["files"][0]), "--spec", str(spec_file), "--workers", "1", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_exits_2_on_a_missing_source(spec_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["batch", "/nonexistent/traces", "--spec", str(spec_file)]) == 2
+    assert "/nonexistent/traces: no such file or directory" in capsys.readouterr().err
+
+
+def test_cli_prints_agent_names_and_reasons_literally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from _agents import scripted_agent
+    from tracegrade import capture, write_otlp_json
+
+    with capture() as cap:
+        scripted_agent([("search", {"q": "[bold red]x[/]"})], name="[red]evil[/red]").run_sync("go")
+    path = write_otlp_json(cap, tmp_path / "t.json")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - ToolCorrectness: {expected_tools: ['[blink]nope[/blink]']}\n")
+    assert main(["batch", str(path), "--spec", str(spec), "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "[red]evil[/red]" in out and "[blink]nope[/blink]" in out
+
+
+def test_an_empty_spec_is_an_error_not_a_pass(recorded: dict[str, Any], tmp_path: Path) -> None:
+    spec = tmp_path / "empty.yaml"
+    spec.write_text("evaluators: []\n")
+    with pytest.raises(BatchInputError, match="the `evaluators:` list is empty"):
+        grade_traces(recorded["files"], spec, workers=1)
+    with pytest.raises(BatchInputError, match="no evaluators"):
+        grade_traces(recorded["files"], [], workers=1)
+
+
+def test_a_time_window_on_a_microsecond_timestamp_column_compares_nanoseconds(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    table = pq.read_table(recorded["parquet"])
+    micro = table.set_column(0, "Timestamp", table.column("Timestamp").cast(pa.timestamp("us", tz="UTC"), safe=False))
+    pq.write_table(micro, tmp_path / "us.parquet")
+    cut = sorted(table.column("Timestamp").cast(pa.int64()).to_pylist())[len(table) // 2]
+    source = SpanTableSource(tmp_path / "us.parquet", "parquet")
+    kept = source.scan((parse_condition(f"Timestamp >= {cut}"),), 1 << 64, None)
+    assert 0 < kept.num_rows < len(table)
+    assert min(kept.column("Timestamp").cast(pa.int64()).to_pylist()) * 1000 >= cut - 999
+
+
+def test_progress_goes_to_stderr_only_when_asked(recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    grade_traces(recorded["files"], SPEC, workers=1)
+    assert capsys.readouterr().err == ""  # not a terminal: no progress display
+    grade_traces(recorded["files"], SPEC, workers=1, progress=True)
+    captured = capsys.readouterr()
+    assert "12 unit(s)" in captured.err and captured.out == ""
+
+
+def test_a_directory_mixing_parquet_and_trace_files_is_refused(recorded: dict[str, Any], tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copy(recorded["parquet"], tmp_path / "spans.parquet")
+    shutil.copy(recorded["files"][0], tmp_path / "traces.jsonl")
+    with pytest.raises(BatchInputError, match="holds both Parquet files and trace files"):
+        grade_traces([tmp_path], SPEC, workers=1)

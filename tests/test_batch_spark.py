@@ -1,0 +1,75 @@
+"""The Spark engine (local mode) yields the local engine's rows: OTLP files, Parquet and Delta,
+grouped by trace or by conversation. One SparkSession for the whole test session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from _batch_data import SPEC, record_runs, write_files
+from tracegrade.batch import grade_traces, write_span_parquet
+from tracegrade.ingest import read_spans
+from tracegrade.spans import Span
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+    reason="the Spark engine tests need a JVM (no java on PATH and JAVA_HOME unset)",
+)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]").appName("tracegrade-tests")
+        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )  # fmt: skip
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    d = tmp_path_factory.mktemp("spark")
+    spans = record_runs(8)
+    for steps in ([("search", {"q": "a"})], [("get_order", {"id": 1234})]):
+        from _agents import scripted_agent
+        from tracegrade import capture
+
+        with capture() as cap:
+            scripted_agent(steps, name="support").run_sync("turn", conversation_id="conv-1")
+        spans.extend(Span.from_readable(s) for s in cap.spans)
+    files = write_files(spans, d, files=3)
+    parquet = write_span_parquet(list(read_spans(files)), d / "spans.parquet")
+    return {"files": files, "parquet": parquet, "dir": d}
+
+
+def test_spark_gives_the_local_rows_for_files_tables_and_delta(spark: Any, sources: dict[str, Any]) -> None:
+    import pyarrow.parquet as pq
+    from deltalake import write_deltalake
+
+    write_deltalake(str(sources["dir"] / "delta"), pq.read_table(sources["parquet"]))
+    all_sources = [*sources["files"], sources["parquet"], sources["dir"] / "delta"]
+    options: dict[str, Any] = {"sample": 0.8, "where": ["SpanKind in internal,client"]}
+    local = grade_traces(all_sources, SPEC, workers=1, **options).rows()
+    on_spark = grade_traces(all_sources, SPEC, engine="spark", spark=spark, **options).rows()
+    assert on_spark == local
+    assert len({r["trace_id"] for r in local}) >= 3
+
+
+def test_spark_gives_the_local_rows_for_conversations(spark: Any, sources: dict[str, Any]) -> None:
+    spec = [{"TrajectoryMatch": {"expected_trajectory": ["search", "get_order"], "order": "exact"}}]
+    for src in (sources["files"], [sources["parquet"]]):
+        local = grade_traces(src, spec, workers=1, group_by="conversation").rows()
+        on_spark = grade_traces(src, spec, engine="spark", spark=spark, group_by="conversation").rows()
+        assert on_spark == local
+        conv = [r for r in local if r["conversation_id"] == "conv-1"]
+        assert len(conv) == 1 and conv[0]["outcome"] == "passed"
