@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import math
 import pickle
 import time
 from pathlib import Path
@@ -338,3 +339,186 @@ def test_any_mutation_is_read_or_a_trace_format_error(tmp_path: Path, where: tup
         assert e.path == str(path) and e.problem
     else:
         assert all(isinstance(s.trace_id, int) and isinstance(s.name, str) for s in spans)
+
+
+# --- hardening (issue 14, trace files): numbers, times, nesting, bombs, devices, orjson --------------------
+
+
+def test_a_number_longer_than_python_reads_names_the_file_line_and_column(tmp_path: Path) -> None:
+    text = json.dumps(doc(span(startTimeUnixNano="@"))).replace('"@"', "1" * 5000)
+    err = bad(tmp_path, text)
+    assert err.problem == "a number of 5,000 digits (more than the 4,300 Python reads; not a valid OTLP value)"
+    assert (err.line, err.location) == (1, f"column {text.index('1' * 5000) + 1}")
+    good = json.dumps(doc(span("00000000000000a2")))
+    err = bad(tmp_path, f"{good}\n{good}\n{text}\n", name="t.jsonl")
+    assert err.line == 3 and "5,000 digits" in err.problem
+
+
+@pytest.mark.parametrize("value", ["1" * 5000, "9" * 30, 2**64])
+def test_huge_decimal_strings_and_numbers_are_out_of_range_not_value_errors(tmp_path: Path, value: Any) -> None:
+    err = bad(tmp_path, doc(span(endTimeUnixNano=value)))
+    assert err.location == f"{SPANS}[0].endTimeUnixNano" and "time out of range" in err.problem
+    attrs = [{"key": "n", "value": {"intValue": value}}]
+    err = bad(tmp_path, doc(span(attributes=attrs)))
+    assert err.location == f"{SPANS}[0].attributes[0].value.intValue"
+    assert err.problem.startswith("attribute 'n': integer out of the int64 range")
+
+
+@pytest.mark.parametrize("value", ["²", "--5", "1" * 5000, "9223372036854775808", 2**63])
+def test_jaeger_process_int64_tags_that_are_not_int64(tmp_path: Path, value: Any) -> None:
+    jspan = {"traceID": TRACE, "spanID": "00000000000000a1", "startTime": 1, "duration": 1, "processID": "p1"}
+    tags = [{"key": "ok", "type": "int64", "value": "-5"}, {"key": "n", "type": "int64", "value": value}]
+    jdoc = {"data": [{"traceID": TRACE, "spans": [jspan], "processes": {"p1": {"serviceName": "s", "tags": tags}}}]}
+    err = bad(tmp_path, jdoc)
+    assert err.location == "data[0].processes.p1.tags[1].value", err.location
+    assert err.problem.startswith("tag 'n': "), err.problem
+    tags[1]["value"] = "42"
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps(jdoc))
+    assert next(read_spans(path)).resource == {"service.name": "s", "ok": -5, "n": 42}
+
+
+def _nested(depth: int) -> str:
+    return '{"x":' * depth + "0" + "}" * depth
+
+
+def test_a_deeply_nested_snake_case_document_is_copied_iteratively(tmp_path: Path) -> None:
+    s = {"trace_id": TRACE, "span_id": "00000000000000a1", "name": "deep", "extra": "@"}
+    text = json.dumps({"resource_spans": [{"scope_spans": [{"spans": [s]}]}]}).replace('"@"', _nested(1000))
+    path = tmp_path / "snake.json"
+    path.write_text(text)
+    assert [sp.name for sp in read_spans(path)] == ["deep"]  # an unknown field, however deep, is ignored
+    err = bad(tmp_path, text.replace(_nested(1000), _nested(1100)))
+    assert err.problem == "JSON nested too deeply (more than 1,024 levels)" and err.line == 1
+
+
+def test_attributes_nested_as_deep_as_json_allows_load_and_render(tmp_path: Path) -> None:
+    arrays = '{"arrayValue":{"values":[' * 335 + '{"stringValue":"x"}' + "]}}" * 335  # 1,005 levels, 1,015 in all
+    kvlists = '{"kvlistValue":{"values":[{"key":"k","value":' * 250 + '{"intValue":"1"}' + "}]}}" * 250
+    text = json.dumps(doc(span(attributes=[{"key": "a", "value": "@a"}, {"key": "k", "value": "@k"}])))
+    path = tmp_path / "deep.json"
+    path.write_text(text.replace('"@a"', arrays).replace('"@k"', kvlists))
+    (tree,) = load_traces(path)
+    value, depth = tree.roots[0].span.attributes["a"], 0
+    while isinstance(value, tuple):
+        value, depth = value[0], depth + 1
+    assert (value, depth) == ("x", 335) and "s" in tree.render()
+
+
+def test_gzip_inflating_past_the_limit_names_the_file_and_the_limit(tmp_path: Path) -> None:
+    data = gzip.compress(json.dumps(doc(span(name="x" * 5000))).encode())
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(data)
+    assert len(list(read_spans(path, max_inflated_bytes=6000))) == 1
+    for kwargs in ({"max_inflated_bytes": 4000},):
+        with pytest.raises(TraceFormatError) as info:
+            load_traces(path, **kwargs)
+        assert str(info.value) == (
+            f"{path}: gzip data inflates to more than 4,000 bytes (the max_inflated_bytes limit); if the file is "
+            "trusted, pass a larger max_inflated_bytes to load_traces / iter_traces / read_spans"
+        )
+    lines = "".join(json.dumps(doc(span(traceId=f"{i:032x}"))) + "\n" for i in range(1, 200))
+    path.write_bytes(gzip.compress(lines.encode()))
+    spans = read_spans(path, max_inflated_bytes=len(lines) // 2, idle_lines=1)
+    assert next(spans).trace_id == 1  # JSON lines stream: traces come before the limit is reached
+    with pytest.raises(TraceFormatError, match="inflates to more than"):
+        list(spans)
+    with pytest.raises(ValueError, match="must be positive"):
+        load_traces(path, max_inflated_bytes=0)
+
+
+def test_a_protobuf_length_prefix_past_the_data_is_truncation_not_an_allocation(tmp_path: Path) -> None:
+    err = bad(tmp_path, (0xFFFFFFF0).to_bytes(4, "big") + b"\x0a\x00", name="s.pb")
+    assert (err.location, err.problem) == ("message 0", f"truncated message (2 of {0xFFFFFFF0} bytes)")
+
+
+@pytest.mark.parametrize("start, end", [(2**64, None), ("1" * 400, None), (5, 2**64), (10, 9)])
+def test_times_must_be_unsigned_64_bit_nanoseconds_ending_after_the_start(tmp_path: Path, start: Any, end: Any) -> None:
+    err = bad(tmp_path, doc(span(startTimeUnixNano=start, endTimeUnixNano=end)))
+    field = "endTimeUnixNano" if end is not None else "startTimeUnixNano"
+    assert err.location == f"{SPANS}[0].{field}"
+    assert ("ends before it starts" if end == 9 else "time out of range") in err.problem
+
+
+def test_the_largest_time_loads_and_renders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(doc(span(startTimeUnixNano=str(2**64 - 2), endTimeUnixNano=str(2**64 - 1)))))
+    (tree,) = load_traces(path)
+    assert tree.roots[0].span.end_ns == 2**64 - 1 and "s" in tree.render()
+    assert cli_main(["show", str(path)]) == 0
+
+
+def test_event_times_are_range_checked(tmp_path: Path) -> None:
+    err = bad(tmp_path, doc(span(events=[{"name": "e", "timeUnixNano": str(2**64)}])))
+    assert err.location == f"{SPANS}[0].events[0].timeUnixNano" and "time out of range" in err.problem
+
+
+@pytest.mark.parametrize(
+    "field, value, problem",
+    [("startTime", 2**64 // 1000 + 1, "time out of range"), ("duration", 2**64 // 1000, "ends past the unsigned"),
+     ("startTime", "9" * 5000, "time out of range (a number of 5,000 digits)")],
+)  # fmt: skip
+def test_jaeger_times_are_range_checked(tmp_path: Path, field: str, value: Any, problem: str) -> None:
+    jspan = {"traceID": TRACE, "spanID": "00000000000000a1", "startTime": 1000, "duration": 1, field: value}
+    err = bad(tmp_path, {"data": [{"traceID": TRACE, "spans": [jspan]}]})
+    assert err.location == f"data[0].spans[0].{field}" and problem in err.problem
+
+
+def test_a_protobuf_span_ending_before_it_starts(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.trace.v1 import trace_pb2
+
+    s = trace_pb2.Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, start_time_unix_nano=10, end_time_unix_nano=9)
+    msg = ExportTraceServiceRequest(resource_spans=[trace_pb2.ResourceSpans(scope_spans=[trace_pb2.ScopeSpans(
+        spans=[s])])])  # fmt: skip
+    err = bad(tmp_path, msg.SerializeToString(), name="t.pb")
+    assert err.location == "resource_spans[0].scope_spans[0].spans[0].end_time_unix_nano"
+    assert err.problem == "the span ends before it starts (9 < start 10)"
+
+
+# orjson decodes; where it and `json` differ, the result is a TraceFormatError or the value `json` gave.
+
+
+def test_bare_nan_and_infinity_literals_read_as_doubles(tmp_path: Path) -> None:
+    path = tmp_path / "nan.jsonl"
+    attrs = [
+        {"key": "a", "value": {"doubleValue": float("nan")}},
+        {"key": "b", "value": {"doubleValue": float("-inf")}},
+    ]
+    path.write_text(json.dumps(doc(span(attributes=attrs))) + "\n" + json.dumps(doc(span("00000000000000a2"))) + "\n")
+    assert "NaN" in path.read_text()
+    first = next(read_spans(path)).attributes
+    assert math.isnan(first["a"]) and first["b"] == float("-inf")
+
+
+def test_integers_past_64_bits_are_not_rounded_through_float(tmp_path: Path) -> None:
+    # orjson reads 2**64 and up as a float: an int64 attribute must not take that rounded value
+    err = bad(tmp_path, json.dumps(doc(span(attributes=[{"key": "n", "value": {"intValue": 0}}]))).replace(
+        '"intValue": 0', '"intValue": 123456789012345678901'))  # fmt: skip
+    assert err.problem.startswith("attribute 'n': integer out of the int64 range")
+    path = tmp_path / "max.json"
+    path.write_text(json.dumps(doc(span(attributes=[{"key": "n", "value": {"intValue": 2**63 - 1}}]))))
+    assert next(read_spans(path)).attributes["n"] == 2**63 - 1
+
+
+def test_duplicate_keys_keep_the_last_value_like_json(tmp_path: Path) -> None:
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps(doc(span(name="first"))).replace('"name": "first"', '"name": "first", "name": "last"'))
+    assert next(read_spans(path)).name == "last"
+
+
+def test_invalid_utf8_names_the_byte(tmp_path: Path) -> None:
+    raw = json.dumps(doc(span(name="@"))).encode().replace(b"@", b"\xff")
+    at = raw.index(b"\xff")
+    err = bad(tmp_path, raw)
+    assert err.problem == f"not UTF-8 text (invalid start byte at byte {at})"
+    good = json.dumps(doc(span())).encode()
+    err = bad(tmp_path, good + b"\n" + raw + b"\n", name="t.jsonl")
+    assert err.line == 2 and "not UTF-8" in err.problem
+
+
+def test_a_lone_surrogate_is_a_format_error_with_its_position(tmp_path: Path) -> None:
+    text = json.dumps(doc(span(name="@"))).replace("@", "\\ud800")
+    err = bad(tmp_path, text)
+    assert err.problem.startswith("invalid JSON: ") and "lone surrogate" in err.problem
+    assert (err.line, err.location) == (1, f"column {text.index('ud800')}")

@@ -8,15 +8,18 @@ Formats, sniffed by content (not by file name):
 - OTLP protobuf: a single message or the collector's 4-byte length-prefixed stream, read message
   by message (needs the `proto` extra: `pip install tracegrade[proto]`).
 - Jaeger JSON (`data[].spans`, UI download or `/api/traces`).
-- Any of these gzip-compressed.
+- Any of these gzip-compressed; a compressed file may inflate to at most `max_inflated_bytes`
+  (default 256 MiB), so a small file that inflates to gigabytes is an error, not a memory blow-up.
 
 Lenient where real files differ from the spec: hex, base64 or `0x` ids, camelCase or snake_case
-keys, `instrumentationLibrarySpans`, enum ints or names, int64 as strings or numbers. Bad input
+keys, `instrumentationLibrarySpans`, enum ints or names, int64 as strings or numbers, bare `NaN` /
+`Infinity`. Strict where a value would be wrong later: times are unsigned 64-bit nanoseconds and a
+span may not end before it starts; integers must fit int64; only regular files are read. Bad input
 raises `TraceFormatError` naming the file, the line or JSON path, and the problem; anything
 skipped (a metrics line in a JSON lines file) is reported with a `TraceFileWarning`.
 """
 
-from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, TraceFormatError
+from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES, TraceFormatError
 from ._read import TraceFileWarning
 from ._traces import DEFAULT_IDLE_LINES, iter_traces, load_traces, read_spans, split_agent_runs, trace_files
 from ._write import dump_otlp_json, write_otlp_json
@@ -24,6 +27,7 @@ from ._write import dump_otlp_json, write_otlp_json
 __all__ = [
     "DEFAULT_IDLE_LINES",
     "DEFAULT_MAX_ATTRIBUTE_BYTES",
+    "DEFAULT_MAX_INFLATED_BYTES",
     "TraceFileWarning",
     "TraceFormatError",
     "dump_otlp_json",

@@ -6,12 +6,12 @@ The receiver's entry point into the file readers' decoders: the same span decodi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..spans import Span
 from . import _otlp, _protobuf
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, Bad, TraceFormatError, type_name
+from ._json import JSONError, loads
 
 __all__ = ["parse_json", "spans_from_json_bytes", "spans_from_protobuf_bytes"]
 
@@ -36,15 +36,12 @@ def spans_from_protobuf_bytes(body: bytes, limit: int = DEFAULT_MAX_ATTRIBUTE_BY
 
 
 def parse_json(body: bytes) -> Any:
-    """Parse a JSON body; raises `TraceFormatError` naming the position of a syntax error."""
+    """Parse a JSON body (orjson, see `_json`); raises `TraceFormatError` naming the problem's position."""
     try:
-        return json.loads(body)
-    except json.JSONDecodeError as e:
-        raise TraceFormatError(f"invalid JSON: {e.msg}", _ORIGIN, e.lineno, f"column {e.colno}") from None
-    except UnicodeDecodeError as e:
-        raise TraceFormatError(f"not UTF-8 text ({e.reason} at byte {e.start})", _ORIGIN) from None
-    except RecursionError:
-        raise TraceFormatError("JSON nested too deeply", _ORIGIN) from None
+        return loads(body)
+    except JSONError as e:
+        where = f"column {e.colno}" if e.colno is not None else ""
+        raise TraceFormatError(e.problem, _ORIGIN, e.lineno, where) from None
 
 
 def spans_from_json_bytes(body: bytes, limit: int = DEFAULT_MAX_ATTRIBUTE_BYTES) -> list[Span]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_ATTRIBUTE_BYTES", "TraceFormatError"]
+__all__ = ["DEFAULT_MAX_ATTRIBUTE_BYTES", "DEFAULT_MAX_INFLATED_BYTES", "TraceFormatError"]
 
 DEFAULT_MAX_ATTRIBUTE_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_INFLATED_BYTES = 256 * 1024 * 1024
+"""The most bytes one gzip-compressed trace file may inflate to."""
 
 
 class TraceFormatError(ValueError):
@@ -72,7 +74,8 @@ def type_name(value: object) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
-        return f"a number ({value!r})"
+        text = repr(value)
+        return f"a number ({text})" if len(text) <= 40 else f"a number ({text[:20]}..., {len(text):,} characters)"
     if isinstance(value, str):
         text = value if len(value) <= 40 else value[:37] + "..."
         return f"a string ({text!r})"

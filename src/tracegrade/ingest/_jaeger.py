@@ -14,7 +14,7 @@ from typing import Any
 
 from ..spans import Span, SpanEvent, SpanKind, SpanStatus
 from ._errors import Bad, type_name
-from ._otlp import _b64, check_size, kind_of, parse_id, parse_time, status_of
+from ._otlp import MAX_NS, _b64, check_size, int64, kind_of, parse_id, parse_time, status_of
 
 __all__ = ["is_jaeger", "span_paths", "spans_from_jaeger"]
 
@@ -90,16 +90,21 @@ def _tag_value(kind: Any, value: Any, limit: int) -> Any:
         if value in ("true", "false"):
             return value == "true"
     elif kind in ("int64", "INT64"):
-        if type(value) is int or (type(value) is str and value.lstrip("-").isdigit()):
-            return int(value)
+        if type(value) is int or type(value) is str:
+            try:
+                n = int64(value)
+            except Bad as e:
+                raise e.at("value") from None
+            if n is not None:
+                return n
     elif kind in ("float64", "FLOAT64"):
-        if type(value) in (int, float):
-            return float(value)
-        if type(value) is str:
+        if type(value) in (int, float, str):
             try:
                 return float(value)
-            except ValueError:
+            except ValueError:  # not a number
                 pass
+            except OverflowError:  # an integer past the double range
+                raise Bad(f"number out of the double range: {type_name(value)}", "value") from None
     elif kind in ("binary", "BINARY"):
         if type(value) is str and (raw := _b64(value)) is not None:
             check_size(raw, limit)
@@ -107,6 +112,11 @@ def _tag_value(kind: Any, value: Any, limit: int) -> Any:
     elif kind is None:  # untyped: take the JSON value as it is
         if isinstance(value, str):
             check_size(value, limit)
+        elif type(value) is int:
+            try:
+                int64(value)
+            except Bad as e:
+                raise e.at("value") from None
         return tuple(value) if isinstance(value, list) else value
     else:
         raise Bad(f"unknown tag type {kind!r}; expected string, bool, int64, float64 or binary", "type")
@@ -133,10 +143,10 @@ def _tags(tags: Any, limit: int) -> dict[str, Any]:
 
 
 def _micros(value: Any, field: str) -> int:
-    t = parse_time(value, field)
+    t = parse_time(value, field, "microseconds", 1000)
     if t is None:
         raise Bad("missing time (microseconds)", field)
-    return t * 1000
+    return t
 
 
 def _parent(s: dict[str, Any], trace_id: int) -> int | None:
@@ -172,7 +182,9 @@ def _span(s: Any, trace: dict[str, Any], resources: dict[str, dict[str, Any]], l
     if type(name) is not str:
         raise Bad(f"expected a string, got {type_name(name)}", "operationName")
     start = _micros(s.get("startTime"), "startTime")
-    end = start + (parse_time(s.get("duration"), "duration") or 0) * 1000
+    end = start + (parse_time(s.get("duration"), "duration", "microseconds", 1000) or 0)
+    if end > MAX_NS:
+        raise Bad(f"the span ends past the unsigned 64-bit nanosecond range (start {start} ns)", "duration")
     try:
         attrs = _tags(s.get("tags"), limit)
     except Bad as e:

@@ -19,6 +19,7 @@ from ._errors import Bad, type_name
 
 __all__ = [
     "KINDS",
+    "MAX_NS",
     "STATUSES",
     "attributes",
     "camelize",
@@ -43,6 +44,9 @@ for _code, _status in list(STATUSES.items()):
     STATUSES.update({f"STATUS_CODE_{_name}": _status, _name: _status, _status: _status, _status.title(): _status})
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
+MAX_NS = (1 << 64) - 1
+"""Times are unsigned 64-bit nanoseconds since the Unix epoch (OTLP `fixed64`)."""
+_I64 = 1 << 63
 
 
 def kind_of(value: Any, field: str = "kind") -> SpanKind:
@@ -105,7 +109,7 @@ def _parse_id_slow(value: Any, width: int, field: str) -> int:
     else:
         raise Bad(f"expected a {width}-digit hex id string, got {type_name(value)}", field)
     if not 0 <= n < 1 << (width * 4):
-        raise Bad(f"id out of range for a {width * 4}-bit id: {value!r}", field)
+        raise Bad(f"id out of range for a {width * 4}-bit id: {type_name(value)}", field)
     return n
 
 
@@ -119,13 +123,21 @@ def _b64(text: str) -> bytes | None:
     return None
 
 
-def parse_time(value: Any, field: str) -> int | None:
-    """Nanoseconds from a decimal string or a number (ints never go through float); None when absent."""
+def _is_decimal(text: str) -> bool:
+    digits = text.strip().removeprefix("-").removeprefix("+")
+    return digits.isascii() and digits.isdigit()
+
+
+def parse_time(value: Any, field: str, unit: str = "nanoseconds", scale: int = 1) -> int | None:
+    """Nanoseconds from a decimal string or a number of `unit`s (`scale` ns each; ints never go
+    through float); None when absent. The result must fit an unsigned 64-bit integer."""
     if type(value) is str:
         try:
             n = int(value)
         except ValueError:
-            raise Bad(f"expected an integer (nanoseconds), got {type_name(value)}", field) from None
+            if _is_decimal(value):  # longer than int() converts
+                raise Bad(f"time out of range (a number of {len(value.strip()):,} digits)", field) from None
+            raise Bad(f"expected an integer ({unit}), got {type_name(value)}", field) from None
     elif type(value) is int:
         n = value
     elif value is None:
@@ -133,9 +145,12 @@ def parse_time(value: Any, field: str) -> int | None:
     elif type(value) is float and value.is_integer():
         n = int(value)
     else:
-        raise Bad(f"expected an integer (nanoseconds), got {type_name(value)}", field)
+        raise Bad(f"expected an integer ({unit}), got {type_name(value)}", field)
     if n < 0:
         raise Bad(f"expected a non-negative time, got {n}", field)
+    n *= scale
+    if n > MAX_NS:
+        raise Bad(f"time out of range: {type_name(value)} {unit} is past the unsigned 64-bit nanosecond range", field)
     return n
 
 
@@ -162,22 +177,40 @@ def _bool(x: Any, limit: int) -> bool:
     return x
 
 
-def _int(x: Any, limit: int) -> int:
+def int64(x: Any) -> int | None:
+    """An int64 from an integer, an integral float or a decimal string; None if `x` is none of
+    these; raises `Bad` if it is out of the int64 range."""
+    n: int | None = None
     if type(x) is str:
         try:
-            return int(x)
+            n = int(x)
         except ValueError:
-            pass
+            if _is_decimal(x):
+                raise Bad(f"integer out of the int64 range (a number of {len(x.strip()):,} digits)") from None
     elif type(x) is int:
-        return x
+        n = x
     elif type(x) is float and x.is_integer():
-        return int(x)
-    raise Bad(f"expected an integer (number or decimal string), got {type_name(x)}")
+        n = int(x)
+    if n is not None and not -_I64 <= n < _I64:
+        raise Bad(f"integer out of the int64 range: {type_name(x)}")
+    return n
+
+
+def _int(x: Any, limit: int) -> int:
+    n = int64(x)
+    if n is None:
+        raise Bad(f"expected an integer (number or decimal string), got {type_name(x)}")
+    return n
 
 
 def _double(x: Any, limit: int) -> float:
-    if type(x) is float or type(x) is int:
-        return float(x)
+    if type(x) is float:
+        return x
+    if type(x) is int:
+        try:
+            return float(x)
+        except OverflowError:
+            raise Bad(f"number out of the double range: {type_name(x)}") from None
     if type(x) is str:
         try:
             return float(x)  # also "NaN", "Infinity", "-Infinity"
@@ -285,13 +318,13 @@ def attributes(kvs: Any, limit: int) -> dict[str, Any]:
             x = v.get("stringValue")
             if type(x) is str and len(x) <= short:
                 out[kv["key"]] = x
-            elif type(y := v.get("intValue")) is str:
+            elif type(y := v.get("intValue")) is str and len(y) < 19:  # < 10**18: within int64
                 out[kv["key"]] = int(y)
             else:
                 out[kv["key"]] = any_value(v, limit)
         "".join(out)  # raises TypeError unless every key is a string
         return out
-    except (Bad, KeyError, TypeError, AttributeError, ValueError, RecursionError):
+    except (Bad, KeyError, TypeError, AttributeError, ValueError, OverflowError, RecursionError):
         return _attrs_checked(kvs, limit)  # explains the failure (or handles an unusual shape)
 
 
@@ -319,13 +352,31 @@ def _attrs_checked(kvs: Any, limit: int) -> dict[str, Any]:
 _SNAKE = re.compile(r"_([a-z])")
 
 
+def _camel(key: Any) -> Any:
+    return _SNAKE.sub(lambda m: m[1].upper(), key) if type(key) is str and "_" in key else key
+
+
 def camelize(value: Any) -> Any:
-    """A copy of a snake_case (`preserving_proto_field_name`) document with camelCase keys."""
-    if type(value) is dict:
-        return {(_SNAKE.sub(lambda m: m[1].upper(), k) if "_" in k else k): camelize(v) for k, v in value.items()}
-    if type(value) is list:
-        return [camelize(v) for v in value]
-    return value
+    """A copy of a snake_case (`preserving_proto_field_name`) document with camelCase keys.
+
+    Iterative: any depth of nesting the JSON decoder accepts is copied, not a `RecursionError`."""
+    if type(value) is not dict and type(value) is not list:
+        return value
+    root: Any = {} if type(value) is dict else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        src, dst = stack.pop()
+        items = src.items() if type(src) is dict else enumerate(src)
+        for k, v in items:
+            if type(v) is dict or type(v) is list:
+                copy: Any = {} if type(v) is dict else []
+                stack.append((v, copy))
+                v = copy
+            if type(dst) is dict:
+                dst[_camel(k)] = v
+            else:
+                dst.append(v)
+    return root
 
 
 def _event(e: Any, limit: int) -> SpanEvent:
@@ -369,10 +420,12 @@ def span(
         raise Bad("missing span id (absent, empty or all zeros)", "spanId")
     if parent_id <= 0 and pid:
         parent_id = parse_id(pid, 16, "parentSpanId")
-    if type(start) is not int or start < 0:
+    if type(start) is not int or not 0 <= start <= MAX_NS:
         start = parse_time(start, "startTimeUnixNano") or 0
-    if type(end) is not int or end <= 0:
+    if type(end) is not int or not 0 < end <= MAX_NS:
         end = parse_time(end, "endTimeUnixNano") or None
+    if end is not None and end < start:
+        raise Bad(f"the span ends before it starts ({end} < startTimeUnixNano {start})", "endTimeUnixNano")
     name = get("name", "")
     if type(name) is not str:
         raise Bad(f"expected a string, got {type_name(name)}", "name")

@@ -113,6 +113,9 @@ def _span(
         attrs = _attrs(s.attributes, limit)
     except Bad as e:
         raise e.at("attributes") from None
+    if s.end_time_unix_nano and s.end_time_unix_nano < s.start_time_unix_nano:
+        raise Bad(f"the span ends before it starts ({s.end_time_unix_nano} < start {s.start_time_unix_nano})",
+                  "end_time_unix_nano")  # fmt: skip
     events = []
     for i, ev in enumerate(s.events):
         try:

@@ -4,14 +4,19 @@ Sniffing is by content: gzip magic → decompress and sniff again; first non-bla
 JSON (a first line that is a whole JSON value → JSON lines, read line by line; otherwise one
 document); other binary → OTLP protobuf. Inside JSON, the keys tell OTLP (`resourceSpans`,
 Tempo's `batches`, `trace`/`result` wrappers) from Jaeger (`data[].spans`).
+
+Only regular files are read (a device or a pipe could be endless). A gzip-compressed file may
+inflate to at most `max_inflated_bytes`: past it reading stops with an error, so a small file that
+inflates to gigabytes costs neither the memory nor the time.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import itertools
-import json
 import os
+import stat
 import warnings
 import zlib
 from collections.abc import Callable, Iterator
@@ -21,14 +26,15 @@ from typing import IO, Any
 
 from .._gc import paused_gc
 from ..spans import Span
-from . import _jaeger, _otlp, _protobuf
-from ._errors import Bad, TraceFormatError, type_name
+from . import _jaeger, _json, _otlp, _protobuf
+from ._errors import DEFAULT_MAX_INFLATED_BYTES, Bad, TraceFormatError, type_name
 
 __all__ = ["Batch", "Origin", "TraceFileWarning", "read_batches"]
 
 _GZIP = b"\x1f\x8b"
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
 _SKIP_WARNINGS = 20
 _NOT_TRACES = {
     "resourceMetrics": "OTLP metrics",
@@ -140,10 +146,43 @@ def document_span_paths(doc: Any) -> Iterator[str]:
         yield from _jaeger.span_paths(doc)
 
 
+class _Inflated(io.RawIOBase):
+    """A gzip stream that stops with `TraceFormatError` once it has inflated more than `limit` bytes."""
+
+    def __init__(self, path: str, limit: int) -> None:
+        super().__init__()
+        self._gz = gzip.GzipFile(path, "rb")
+        self._path = path
+        self._limit = limit
+        self._total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        room = self._limit - self._total
+        if room <= 0:  # the limit is reached: an error only if there is more
+            if self._gz.read(1):
+                raise TraceFormatError(
+                    f"gzip data inflates to more than {self._limit:,} bytes (the max_inflated_bytes limit); if the "
+                    "file is trusted, pass a larger max_inflated_bytes to load_traces / iter_traces / read_spans",
+                    self._path,
+                )
+            return 0
+        with memoryview(buffer) as view:
+            n = self._gz.readinto(view[:room])
+        self._total += n
+        return n
+
+    def close(self) -> None:
+        self._gz.close()
+        super().close()
+
+
 @contextmanager
-def _opened(path: str, compressed: bool) -> Iterator[IO[bytes]]:
+def _opened(path: str, compressed: bool, max_inflated: int) -> Iterator[IO[bytes]]:
     """The file's (decompressed) bytes; decompression errors become `TraceFormatError`."""
-    f: IO[bytes] = gzip.open(path, "rb") if compressed else open(path, "rb")  # type: ignore[assignment]  # noqa: SIM115
+    f: IO[bytes] = io.BufferedReader(_Inflated(path, max_inflated), 1 << 16) if compressed else open(path, "rb")  # noqa: SIM115
     try:
         with f:
             yield f
@@ -151,14 +190,40 @@ def _opened(path: str, compressed: bool) -> Iterator[IO[bytes]]:
         raise TraceFormatError(f"corrupt or truncated gzip data ({e})", path) from None
 
 
-def _sniff(path: str) -> tuple[str, bool]:
+def _read_all(f: IO[bytes], buf: bytearray, size: int | None = None) -> bytearray:
+    """`buf` extended with the rest of `f` (or up to `size` bytes in all), read in chunks: no
+    buffer is allocated for a length the data does not have."""
+    while size is None or len(buf) < size:
+        chunk = f.read(_CHUNK if size is None else min(_CHUNK, size - len(buf)))
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def _without_bom(data: bytes | bytearray) -> bytes | bytearray | memoryview:
+    return memoryview(data)[len(_BOM) :] if data[: len(_BOM)] == _BOM else data
+
+
+_NOT_REGULAR = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))  # fmt: skip
+
+
+def _check_regular(path: str) -> None:
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+        raise TraceFormatError(f"not a regular file ({what}); expected a trace file or a directory of them", path)
+
+
+def _sniff(path: str, max_inflated: int) -> tuple[str, bool]:
     """(`"json"` | `"protobuf"`, gzip-compressed?)."""
     with open(path, "rb") as f:
         magic = f.read(4)
     compressed = magic[:2] == _GZIP
     if magic == _ZSTD:
         raise TraceFormatError("zstd-compressed file: decompress it first (zstd -d FILE)", path)
-    with _opened(path, compressed) as f:
+    with _opened(path, compressed, max_inflated) as f:
         head = f.read(4096)
     text = head.removeprefix(_BOM).lstrip(b" \t\r\n")
     if not text or text[:1] in b"{[":
@@ -176,32 +241,29 @@ def _sniff(path: str) -> tuple[str, bool]:
     return "protobuf", compressed
 
 
-def read_batches(path: str | os.PathLike[str], limit: int) -> Iterator[Batch]:
-    """The export requests of one file, in file order (JSON lines are streamed)."""
+def read_batches(
+    path: str | os.PathLike[str], limit: int, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
+) -> Iterator[Batch]:
+    """The export requests of one file, in file order (JSON lines and protobuf streams are streamed)."""
     path = os.fspath(path)
-    fmt, compressed = _sniff(path)
+    _check_regular(path)
+    fmt, compressed = _sniff(path, max_inflated_bytes)
     if fmt == "protobuf":
-        yield from _protobuf_batches(path, compressed, limit)
+        yield from _protobuf_batches(path, compressed, limit, max_inflated_bytes)
     else:
-        yield from _json_batches(path, compressed, limit)
+        yield from _json_batches(path, compressed, limit, max_inflated_bytes)
 
 
-def _decode(raw: bytes, path: str, line: int | None, offset: int = 0) -> Any:
+def _decode(raw: bytes | bytearray | memoryview, path: str, line: int | None, offset: int = 0) -> Any:
     try:
-        with paused_gc():  # the parsed tree is acyclic: no cyclic-GC passes over it while it grows
-            return json.loads(raw)
-    except json.JSONDecodeError as e:
-        truncated = e.pos >= len(raw.rstrip()) or e.msg.startswith("Unterminated string")
-        msg = "truncated JSON (the data ends inside a value)" if truncated else f"invalid JSON: {e.msg}"
-        raise TraceFormatError(msg, path, e.lineno + offset if line is None else line, f"column {e.colno}") from None
-    except UnicodeDecodeError as e:
-        raise TraceFormatError(f"not UTF-8 text ({e.reason} at byte {e.start})", path, line) from None
-    except RecursionError:
-        raise TraceFormatError("JSON nested too deeply", path, line) from None
+        return _json.loads(raw)
+    except _json.JSONError as e:
+        where = line if line is not None else None if e.lineno is None else e.lineno + offset
+        raise TraceFormatError(e.problem, path, where, "" if e.colno is None else f"column {e.colno}") from None
 
 
-def _json_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
-    with _opened(path, compressed) as f:
+def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) -> Iterator[Batch]:
+    with _opened(path, compressed, max_inflated) as f:
         n = 0
         for first in f:
             n += 1
@@ -211,16 +273,16 @@ def _json_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
             return  # empty file: no spans
         first = first.removeprefix(_BOM)
         try:
-            with paused_gc():
-                doc = json.loads(first)
-        except (ValueError, RecursionError):  # not a one-line value: one (pretty-printed) document
+            doc = _json.loads(first)
+        except _json.JSONError:  # not a one-line value: one (pretty-printed) document
+            data: bytes | bytearray
             if f.seekable() and not compressed:
                 f.seek(0)
-                data, offset = f.read().removeprefix(_BOM), 0
+                data, offset = f.read(), 0
             else:
-                data, offset = first + f.read(), n - 1
+                data, offset = _read_all(f, bytearray(first)), n - 1
             del first
-            yield _document(_decode(data, path, None, offset), path, limit)
+            yield _document(_decode(_without_bom(data), path, None, offset), path, limit, max_inflated)
             return
         del first
         m, second = n, None
@@ -229,14 +291,14 @@ def _json_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
             if not second.isspace():
                 break
         else:  # a document on one line
-            yield _document(doc, path, limit)
+            yield _document(doc, path, limit, max_inflated)
             return
         skipped = 0
 
         def line_batch(line: int, doc: Any) -> Batch | None:
             nonlocal skipped
             try:
-                return _batch(doc, path, line, limit)
+                return _batch(doc, path, line, limit, max_inflated)
             except _NotTraces as e:
                 skipped += 1
                 if skipped <= _SKIP_WARNINGS:
@@ -262,43 +324,44 @@ def _json_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
             )
 
 
-def _document(doc: Any, path: str, limit: int) -> Batch:
+def _document(doc: Any, path: str, limit: int, max_inflated: int) -> Batch:
     try:
-        return _batch(doc, path, None, limit)
+        return _batch(doc, path, None, limit, max_inflated)
     except _NotTraces as e:
         raise TraceFormatError(f"this file holds {e}, not traces", path) from None
 
 
-def _batch(doc: Any, path: str, line: int | None, limit: int) -> Batch:
+def _batch(doc: Any, path: str, line: int | None, limit: int, max_inflated: int) -> Batch:
     try:
         with paused_gc():
             spans = spans_from_document(doc, limit)
     except Bad as e:
         raise TraceFormatError(e.problem, path, line, e.location) from None
-    return Batch(spans, Origin(path, line, "", lambda: document_span_paths(_reread_json(path, line))))
+    return Batch(spans, Origin(path, line, "", lambda: document_span_paths(_reread_json(path, line, max_inflated))))
 
 
-def _reread_json(path: str, line: int | None) -> Any:
+def _reread_json(path: str, line: int | None, max_inflated: int) -> Any:
     """The document (or JSON line) again, for an error message."""
-    with _opened(path, _sniff(path)[1]) as f:
+    with _opened(path, _sniff(path, max_inflated)[1], max_inflated) as f:
         if line is None:
-            return json.loads(f.read().removeprefix(_BOM))
+            return _json.loads(_without_bom(_read_all(f, bytearray())))
         for raw in itertools.islice(f, line - 1, line):
-            return json.loads(raw.removeprefix(_BOM))
+            return _json.loads(raw.removeprefix(_BOM))
     return None
 
 
-def _messages(path: str, compressed: bool) -> Iterator[tuple[str, bytes]]:
+def _messages(path: str, compressed: bool, max_inflated: int) -> Iterator[tuple[str, bytes | bytearray]]:
     """A single message, or the messages of a length-prefixed stream read one at a time (so a large
     stream is never in memory at once). A stream starts with a 4-byte length whose first byte is
     not 0x0a, then a message starting with 0x0a (field 1, `resource_spans`); one message starts
     with 0x0a itself."""
-    with _opened(path, compressed) as f:
+    with _opened(path, compressed, max_inflated) as f:
         head = f.read(5)
         if len(head) < 5 or head[0] == 0x0A or head[4] != 0x0A:
-            yield "", head + f.read()
+            yield "", _read_all(f, bytearray(head))
             return
         index, buffered = 0, head  # bytes read ahead of the current position
+        body: bytes | bytearray
         while True:
             if len(buffered) < 4:
                 buffered += f.read(4 - len(buffered))
@@ -309,8 +372,8 @@ def _messages(path: str, compressed: bool) -> Iterator[tuple[str, bytes]]:
                                            f"message {index}")  # fmt: skip
             length = int.from_bytes(buffered[:4], "big")
             body, buffered = buffered[4 : 4 + length], buffered[4 + length :]
-            if len(body) < length:
-                body += f.read(length - len(body))
+            if len(body) < length:  # chunked: a length prefix may promise more than the file holds
+                body = _read_all(f, bytearray(body), length)
             if len(body) < length:
                 raise TraceFormatError(f"truncated message ({len(body)} of {length} bytes)", path, None,
                                        f"message {index}")  # fmt: skip
@@ -318,11 +381,11 @@ def _messages(path: str, compressed: bool) -> Iterator[tuple[str, bytes]]:
             index += 1
 
 
-def _protobuf_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch]:
+def _protobuf_batches(path: str, compressed: bool, limit: int, max_inflated: int) -> Iterator[Batch]:
     request = _protobuf.message_class(path)
     from google.protobuf.message import DecodeError
 
-    for i, (label, raw) in enumerate(_messages(path, compressed)):
+    for i, (label, raw) in enumerate(_messages(path, compressed, max_inflated)):
         try:
             msg = request.FromString(raw)
         except DecodeError as e:
@@ -338,12 +401,14 @@ def _protobuf_batches(path: str, compressed: bool, limit: int) -> Iterator[Batch
         except Bad as e:
             raise TraceFormatError(e.problem, path, None, f"{label}: {e.location}" if label else e.location) from None
         del msg, raw
-        yield Batch(spans, Origin(path, None, label, _protobuf_paths(request, path, compressed, i)))
+        yield Batch(spans, Origin(path, None, label, _protobuf_paths(request, path, compressed, i, max_inflated)))
 
 
-def _protobuf_paths(request: Any, path: str, compressed: bool, index: int) -> Callable[[], Iterator[str]]:
+def _protobuf_paths(
+    request: Any, path: str, compressed: bool, index: int, max_inflated: int
+) -> Callable[[], Iterator[str]]:
     def paths() -> Iterator[str]:
-        raw = next(itertools.islice(_messages(path, compressed), index, None))[1]
+        raw = next(itertools.islice(_messages(path, compressed, max_inflated), index, None))[1]
         return _protobuf.span_paths(request.FromString(raw))
 
     return paths

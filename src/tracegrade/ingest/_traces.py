@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 from ..spans import Span
 from ..tree import SpanNode, SpanTree
-from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES
+from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
 from ._read import Batch, Origin, TraceFileWarning, read_batches
 
 __all__ = ["DEFAULT_IDLE_LINES", "PathArg", "iter_traces", "load_traces", "read_spans", "trace_files"]
@@ -168,12 +168,14 @@ def _validate(tid: int, trace: _Trace) -> None:
             state[p] = False
 
 
-def _groups(source: PathArg, max_attribute_bytes: int, idle_lines: int, per_file: bool) -> Iterator[list[Span]]:
-    if max_attribute_bytes < 1 or idle_lines < 1:
-        raise ValueError("max_attribute_bytes and idle_lines must be positive")
+def _groups(
+    source: PathArg, max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int
+) -> Iterator[list[Span]]:
+    if max_attribute_bytes < 1 or idle_lines < 1 or max_inflated_bytes < 1:
+        raise ValueError("max_attribute_bytes, idle_lines and max_inflated_bytes must be positive")
     grouper = _Grouper(idle_lines)
     for path in trace_files(source):
-        for batch in read_batches(path, max_attribute_bytes):
+        for batch in read_batches(path, max_attribute_bytes, max_inflated_bytes):
             yield from grouper.add(batch)
         if per_file:
             yield from grouper.flush()
@@ -186,14 +188,16 @@ def read_spans(
     max_attribute_bytes: int = DEFAULT_MAX_ATTRIBUTE_BYTES,
     idle_lines: int = DEFAULT_IDLE_LINES,
     per_file: bool = True,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
 ) -> Iterator[Span]:
     """Every span of a trace file (or directory, or list of them), trace by trace.
 
     The format is sniffed from the content (see `tracegrade.ingest`). Spans come grouped by trace,
     each trace once it is complete (see `iter_traces`), in file order within a trace; every trace is
     checked for duplicate span ids and parent cycles first. Bad input raises `TraceFormatError`.
+    A gzip-compressed file that inflates to more than `max_inflated_bytes` is an error.
     """
-    for group in _groups(source, max_attribute_bytes, idle_lines, per_file):
+    for group in _groups(source, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
         yield from group
 
 
@@ -204,6 +208,7 @@ def iter_traces(
     idle_lines: int = DEFAULT_IDLE_LINES,
     per_file: bool = True,
     split_runs: bool = True,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
 ) -> Iterator[SpanTree]:
     """One `SpanTree` per trace (per agent run, see below), streaming.
 
@@ -220,8 +225,12 @@ def iter_traces(
     spans excluded), it yields one tree per such run, in start order; a root that is not an agent
     run joins the run that started most recently before it (or the first run). `split_runs=False`
     keeps one tree per trace.
+
+    Limits: an attribute value may hold at most `max_attribute_bytes`; a gzip-compressed file may
+    inflate to at most `max_inflated_bytes` (it is read no further: raise the limit for a trusted
+    file). Past either, `TraceFormatError`.
     """
-    for group in _groups(source, max_attribute_bytes, idle_lines, per_file):
+    for group in _groups(source, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
         for part in split_agent_runs(group) if split_runs else (group,):
             yield SpanTree.from_spans(part)
 
@@ -233,6 +242,7 @@ def load_traces(
     idle_lines: int = DEFAULT_IDLE_LINES,
     per_file: bool = True,
     split_runs: bool = True,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
 ) -> list[SpanTree]:
     """`list(iter_traces(...))`: every trace (agent run) of a file, a directory or a list of them."""
     return list(
@@ -242,6 +252,7 @@ def load_traces(
             idle_lines=idle_lines,
             per_file=per_file,
             split_runs=split_runs,
+            max_inflated_bytes=max_inflated_bytes,
         )  # fmt: skip
     )
 
