@@ -19,4 +19,4 @@ def test_receiver_doc_example_runs(code: str) -> None:
 
 
 def test_the_doc_has_examples() -> None:
-    assert len(BLOCKS) == 3
+    assert len(BLOCKS) == 4

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from contextvars import ContextVar, Token
 from functools import cached_property
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.attributes import BoundedAttributes as _BoundedAttributes
 from opentelemetry.context import Context
@@ -33,11 +34,26 @@ from .tree import SpanNode, SpanTree
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import Span as SDKSpan
 
+    from .spans import Span
     from .trajectory import Trajectory
 
-__all__ = ["Capture", "SpanRecorder", "capture", "ensure_recorder"]
+__all__ = ["Capture", "RemoteSource", "SpanRecorder", "active_capture", "capture", "ensure_recorder"]
 
 _log = logging.getLogger("tracegrade")
+
+
+def active_capture() -> Capture | None:
+    """The innermost open capture of the current context (None outside every capture block)."""
+    cap = _ACTIVE.get()
+    while cap is not None and cap.closed:
+        cap = cap.parent
+    return cap
+
+
+class RemoteSource(Protocol):
+    """What `capture(receiver=...)` needs of a receiver (`tracegrade.receiver.OTLPReceiver`)."""
+
+    def subscribe(self, trace_id: int, root_span_id: int | None = None) -> Any: ...
 _ACTIVE: ContextVar[Capture | None] = ContextVar("tracegrade_capture", default=None)
 
 
@@ -58,6 +74,14 @@ class Capture:
         self.closed = False
         self.messages: list[Any] = list(messages or [])
         """Model messages of the run (e.g. `result.all_messages()`), used to recover arguments."""
+        self.remote_spans: list[Span] = []
+        """Spans of this capture's trace that other processes sent to its receiver (`capture(receiver=rx)`)."""
+        self.remote_logs: list[Any] = []
+        """Log records of this capture's trace that reached its receiver."""
+        self.remote_incomplete: list[str] = []
+        """What the receiver was still missing when the capture stopped waiting for it."""
+        self.propagated = False
+        """`trace_headers()` was called inside the block: another process is expected to send spans."""
 
     @property
     def spans(self) -> list[ReadableSpan]:
@@ -66,6 +90,8 @@ class Capture:
 
     @cached_property
     def tree(self) -> SpanTree:
+        if self.remote_spans:
+            return SpanTree.from_spans(self.remote_spans, readable=self._spans)
         return SpanTree.from_readable_spans(self._spans)
 
     @cached_property
@@ -74,6 +100,7 @@ class Capture:
 
         traj = Trajectory.from_tree(self.tree, messages=self.messages, value_limit=_value_length_limit)
         traj.incomplete.extend(f"span {s.name!r} was still open when the capture closed" for s in self.open_spans)
+        traj.incomplete.extend(self.remote_incomplete)
         traj.incomplete.extend(
             f"span {name!r} lost {n} attribute(s) to the SDK's span limits (raise OTEL_ATTRIBUTE_COUNT_LIMIT)"
             for name, n, _ in self.dropped
@@ -306,13 +333,37 @@ class capture:
     `provider` attaches to a specific SDK `TracerProvider` instead of the global one (for agents
     instrumented with `InstrumentationSettings(tracer_provider=...)`). `messages` seeds
     `Capture.messages` (see `Capture.add_messages`).
+
+    `receiver` (an `OTLPReceiver`) adds what other processes do in the block: a local root span is
+    started and made current, so requests carry its trace context (`tracegrade.trace_headers()` gives
+    the headers to clients that are not instrumented); spans and log records of that trace that reach
+    the receiver belong to the capture. On exit it waits, at most `remote_timeout` seconds, until they
+    have settled (every parent they name has arrived, none is still open, nothing new for
+    `remote_quiet` seconds; at least one span when `trace_headers()` was called or a CLIENT span was
+    recorded) and reports what did not arrive as incomplete, so the grade is never silently partial.
+    `async with` waits in a worker thread.
     """
 
-    def __init__(self, *, provider: object | None = None, messages: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        provider: object | None = None,
+        messages: Sequence[Any] | None = None,
+        receiver: RemoteSource | None = None,
+        remote_timeout: float = 10.0,
+        remote_quiet: float = 0.5,
+    ) -> None:
+        if remote_timeout <= 0 or remote_quiet < 0:
+            raise ValueError(f"capture(): remote_timeout must be > 0 and remote_quiet >= 0, got {remote_timeout!r}, {remote_quiet!r}")
         self._provider = provider
         self._messages = messages
+        self._receiver = receiver
+        self._remote_timeout, self._remote_quiet = remote_timeout, remote_quiet
         self._token: Token[Capture | None] | None = None
         self._capture: Capture | None = None
+        self._root: SDKSpan | None = None
+        self._root_token: object = None
+        self._link: Any = None
 
     def __enter__(self) -> Capture:
         ensure_recorder(self._provider)
@@ -323,13 +374,31 @@ class capture:
         self._capture = cap
         _RECORDER._register(cap)
         self._token = _ACTIVE.set(cap)
+        if self._receiver is not None:
+            self._open_root(cap)
         return cap
+
+    def _open_root(self, cap: Capture) -> None:
+        """Start the block's local root span (made current, so requests carry its trace context) and
+        subscribe the receiver to its trace."""
+        provider = self._provider if self._provider is not None else trace.get_tracer_provider()
+        tracer = provider.get_tracer("tracegrade")  # type: ignore[attr-defined]
+        root = tracer.start_span("tracegrade capture", kind=trace.SpanKind.INTERNAL)
+        self._root = root
+        self._root_token = otel_context.attach(trace.set_span_in_context(root))
+        ctx = root.get_span_context()
+        assert self._receiver is not None
+        self._link = self._receiver.subscribe(ctx.trace_id, ctx.span_id)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         cap = self._capture
         assert cap is not None and self._token is not None, "capture() exited without being entered"
+        if self._root is not None:
+            with contextlib.suppress(ValueError, RuntimeError):  # exited in another context: nothing to detach
+                otel_context.detach(self._root_token)  # type: ignore[arg-type]
+            self._root.end()
         # Only the context that entered is restored, and only if it still shows this capture (or captures
         # nested in it that are closed already). A context exiting a capture entered elsewhere (another
         # thread or task, a generator finalised elsewhere) is left as it is; the entering one keeps
@@ -342,6 +411,24 @@ class capture:
                 _ACTIVE.reset(self._token)
         cap._finish()
         _RECORDER._release(cap)
+        if self._link is not None and not self._remote_deferred:
+            self._settle(cap)
+
+    _remote_deferred = False
+
+    def _settle(self, cap: Capture) -> None:
+        """Wait (bounded) for the spans other processes send for this trace, and keep them."""
+        link, self._link = self._link, None
+        expect = cap.propagated or any(s.kind is trace.SpanKind.CLIENT for s in cap.spans)
+        remote = link.settle(
+            timeout=self._remote_timeout,
+            quiet=self._remote_quiet,
+            local_span_ids=[_span_id(s) for s in cap.spans],
+            expect_spans=expect,
+        )
+        cap.remote_spans, cap.remote_logs, cap.remote_incomplete = list(remote.spans), list(remote.logs), list(remote.incomplete)
+        cap.__dict__.pop("tree", None)
+        cap.__dict__.pop("trajectory", None)
 
     async def __aenter__(self) -> Capture:
         return self.__enter__()
@@ -349,4 +436,9 @@ class capture:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._remote_deferred = True  # settle in a worker thread: never block the event loop
         self.__exit__(exc_type, exc, tb)
+        if self._link is not None and self._capture is not None:
+            import asyncio
+
+            await asyncio.to_thread(self._settle, self._capture)

@@ -581,8 +581,14 @@ class SpanTree:
             return cls(_nodes_from_readable(spans))
 
     @classmethod
-    def from_spans(cls, spans: Iterable[Span]) -> SpanTree:
-        return cls(SpanNode.from_span(s) for s in spans)
+    def from_spans(cls, spans: Iterable[Span], readable: Iterable[ReadableSpan] = ()) -> SpanTree:
+        """A tree of `Span`s and, optionally, SDK `ReadableSpan`s (a capture's own spans beside the
+        spans other processes sent it); a `Span` whose id a `ReadableSpan` has is the same span."""
+        with paused_gc():
+            nodes = _nodes_from_readable(readable)
+            seen = {(n.trace_id, n.span_id) for n in nodes}
+            nodes.extend(SpanNode.from_span(s) for s in spans if (s.trace_id, s.span_id) not in seen)
+            return cls(nodes)
 
     def get(self, span_id: int, trace_id: int | None = None) -> SpanNode | None:
         """The node with this span id (in `trace_id`, or in any trace when omitted)."""

@@ -7,7 +7,7 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -280,6 +280,18 @@ def recorded_trace(request: pytest.FixtureRequest) -> Callable[..., SpanTree]:
         return load_recorded(name, run=run, directory=directory)
 
     return load
+
+
+@pytest.fixture(scope="session")
+def otlp_receiver() -> Iterator[Any]:
+    """A loopback OTLP/HTTP receiver for the whole session (`tracegrade.receiver.OTLPReceiver`): give
+    `otlp_receiver.endpoint` to the services under test as `OTEL_EXPORTER_OTLP_ENDPOINT` (see
+    `tracegrade.receiver.ServiceProcess`). While it is active, each `agent_eval` turn captures with it:
+    an agent callable that calls a service with `tracegrade.trace_headers()` is graded on the
+    service's own spans."""
+    from ..receiver._service import session_receiver
+
+    yield from session_receiver()
 
 
 @pytest.fixture

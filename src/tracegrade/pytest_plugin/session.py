@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -293,7 +294,7 @@ class EvalSession:
         for index, turn in enumerate(turns):
             history.append({"role": "user", "content": turn.user})
             failure: _AgentFailed | None = None
-            with capture(provider=self.provider) as cap:
+            async with capture(provider=self.provider, receiver=_session_receiver()) as cap:
                 try:
                     output = await asyncio.wait_for(_call(agent, list(history)), self.timeout)
                 except TimeoutError:
@@ -343,3 +344,9 @@ class EvalSession:
             traj.incomplete = list(spans_traj.incomplete)
             ctx.trajectory, ctx.tool_calls, ctx.tool_calls_source = traj, traj.tool_calls, "returned"
         return ctx
+
+
+def _session_receiver() -> Any:
+    """The `otlp_receiver` fixture's receiver when a test session started it (never imports the receiver)."""
+    service = sys.modules.get("tracegrade.receiver._service")
+    return service.active_session_receiver() if service is not None else None

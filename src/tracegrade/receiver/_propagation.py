@@ -7,6 +7,8 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from ..capture import active_capture
+
 __all__ = ["trace_headers"]
 
 _W3C = CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()])
@@ -23,4 +25,6 @@ def trace_headers() -> dict[str, str]:
         )
     headers: dict[str, str] = {}
     _W3C.inject(headers)
+    if (cap := active_capture()) is not None:
+        cap.propagated = True  # the capture now waits for the other process's spans
     return headers

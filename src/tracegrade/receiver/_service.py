@@ -33,10 +33,23 @@ class ServiceError(RuntimeError):
     """The service did not start, or exited with an error; the message ends with its log."""
 
 
+_SESSION: list[OTLPReceiver] = []
+
+
 def session_receiver() -> Iterator[OTLPReceiver]:
-    """One receiver for a whole test session (the `otlp_receiver` fixture)."""
+    """One receiver for a whole test session (the `otlp_receiver` fixture); while it runs,
+    `agent_eval` turns capture with it (`active_session_receiver`)."""
     with OTLPReceiver(port=0) as rx:
-        yield rx
+        _SESSION.append(rx)
+        try:
+            yield rx
+        finally:
+            _SESSION.remove(rx)
+
+
+def active_session_receiver() -> OTLPReceiver | None:
+    """The `otlp_receiver` fixture's receiver while it is active in this process, else None."""
+    return _SESSION[-1] if _SESSION else None
 
 
 class ServiceProcess:
