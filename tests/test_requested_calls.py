@@ -213,8 +213,11 @@ def test_tool_spans_without_call_ids_are_matched_in_order_within_the_response() 
 
 
 def test_a_framework_wrapper_on_the_tool_span_gives_way_to_the_model_s_arguments() -> None:
-    wrapped = {cid: _tool(n, cid, {"args": [], "sanitize_inputs_outputs": True, "kwargs": a})
-               for step in STEPS for n, cid, a in step}  # fmt: skip
+    wrapped = {  # what OpenInference records for smolagents: the tool wrapper's own arguments
+        cid: {"openinference.span.kind": "TOOL", "tool.name": n,
+              "input.value": json.dumps({"args": [], "sanitize_inputs_outputs": True, "kwargs": a})}
+        for step in STEPS for n, cid, a in step
+    }  # fmt: skip
     traj = _executed_and_requested(wrapped)
     call = traj.tool_calls[0]
     assert (call.args, call.args_source) == ({"city": "Paris"}, "messages")

@@ -8,6 +8,7 @@ is not of that kind). Each span is classified by the first dialect that recogniz
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
@@ -151,7 +152,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     recognized = len(calls) + len(requests) + len(runs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
-    added, notes = merge_requested(calls, requests, _message_readers, twins)
+    added, notes = merge_requested(calls, requests, functools.cache(_message_readers), twins)
     if explain is not None:
         _explain_merge(explain, twins, added)
     calls.extend(added)
@@ -220,25 +221,32 @@ def _one_per_response(requests: list[ModelRequest]) -> tuple[list[ModelRequest],
 def _pair_by_time(requests: list[ModelRequest], twins: dict[int, list[ModelRequest]]) -> list[ModelRequest]:
     """A request whose span lies within the time of another instrumentation's request span for the same
     model, without being its descendant, is that request recorded twice (an SDK's own span beside an
-    instrumentor's, in another trace); each request absorbs at most one twin per instrumentation."""
+    instrumentor's, in another trace); each request absorbs at most one twin per instrumentation.
+    One sweep in start order over the requests still open at each start (few: requests rarely overlap)."""
+    scopes = {req.span.scope_name for req in requests if req.span is not None}
+    if len(scopes) < 2:
+        return requests  # one instrumentation: nothing recorded twice
     kept: list[ModelRequest] = []
+    open_: list[ModelRequest] = []  # kept requests whose span has not ended at the current start
     taken: set[tuple[int, str]] = set()
     for req in requests:  # in start order: a containing span comes first
         span = req.span
-        host = None
-        if span is not None and span.end_ns is not None:
-            for k in reversed(kept):
-                ks = k.span
-                if (ks is not None and ks.end_ns is not None and ks.scope_name != span.scope_name
-                        and ks.start_ns <= span.start_ns and span.end_ns <= ks.end_ns
-                        and (k.model is None or req.model is None or k.model == req.model)
-                        and (id(k), span.scope_name) not in taken):  # fmt: skip
-                    host = k
-                    break
+        if span is None or span.end_ns is None:
+            kept.append(req)
+            continue
+        start, scope = span.start_ns, span.scope_name
+        open_ = [k for k in open_ if k.span is not None and (k.span.end_ns or 0) >= start]
+        host = next(
+            (k for k in reversed(open_)
+             if k.span is not None and k.span.scope_name != scope and span.end_ns <= (k.span.end_ns or 0)
+             and (k.model is None or req.model is None or k.model == req.model) and (id(k), scope) not in taken),
+            None,
+        )  # fmt: skip
         if host is None:
             kept.append(req)
+            open_.append(req)
         else:
-            taken.add((id(host), span.scope_name if span is not None else ""))
+            taken.add((id(host), scope))
             _absorb_request(host, req)
             twins.setdefault(id(host), []).append(req)
     return kept

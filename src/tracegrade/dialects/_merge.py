@@ -132,12 +132,19 @@ def _match(
     return None
 
 
+_WRAPPING = frozenset({"openinference"})
+"""Dialects whose tool spans may record the framework's wrapper around the arguments (smolagents'
+`{"args", "kwargs", ...}`, LlamaIndex's `{"kwargs"}`, LangGraph's bare string): their recorded
+arguments are compared with the model's. Other dialects record the model's own arguments."""
+
+
 def _adopt_arguments(call: ToolCall, raw: Any) -> None:
     """The model's arguments for an executed call whose span recorded none, or recorded a wrapper."""
     if raw is None:
         return
-    requested = parse_args(raw)
-    if call.args is NOT_RECORDED or call.args != requested:
+    if (call.args_text is None and call.args is NOT_RECORDED) or (
+        call.dialect in _WRAPPING and call.args_text != raw and call.args != parse_args(raw)
+    ):
         _set_arguments(call, raw)
 
 
