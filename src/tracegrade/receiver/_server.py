@@ -78,6 +78,8 @@ class OTLPReceiver:
     as ``OTEL_EXPORTER_OTLP_ENDPOINT``. Binding a non-loopback host needs ``allow_remote=True`` (and
     logs a warning). ``forward`` is an upstream OTLP/HTTP base URL: every accepted request is sent
     on to it, bytes and encoding unchanged. Limits are the fields of `Limits`, as keyword arguments.
+    `grpc_port` also serves OTLP/gRPC on that port (0: a free one; `rx.grpc_endpoint`), with the
+    `receiver-grpc` extra (grpcio).
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class OTLPReceiver:
         *,
         allow_remote: bool = False,
         forward: str | None = None,
+        grpc_port: int | None = None,
         **limits: Any,
     ) -> None:
         if not _is_loopback(host):
@@ -113,6 +116,9 @@ class OTLPReceiver:
         self._port: int | None = None
         self._stopping: asyncio.Event | None = None
         self._refusals: list[int] = []
+        self._grpc_port_requested = grpc_port
+        self._grpc_server: Any = None
+        self._grpc_port: int | None = None
         self.on_data: Callable[[], None] | None = None
         """Called (in the server thread) after each accepted request; must be quick and not raise."""
 
@@ -123,6 +129,14 @@ class OTLPReceiver:
         if self._port is None:
             raise RuntimeError("OTLPReceiver is not running; use `with OTLPReceiver() as rx:` or call start()")
         return self._port
+
+    @property
+    def grpc_endpoint(self) -> str:
+        """`http://127.0.0.1:PORT` of OTLP/gRPC (with `grpc_port=`), for an insecure gRPC exporter."""
+        if self._grpc_port is None:
+            raise RuntimeError("OTLPReceiver: gRPC is not running; pass grpc_port=0 (and install grpcio)")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self._grpc_port}"
 
     @property
     def endpoint(self) -> str:
@@ -158,6 +172,14 @@ class OTLPReceiver:
             self._thread.join()
             self._thread = None
             raise failure[0]
+        if self._grpc_port_requested is not None:
+            from ._grpc import start_grpc
+
+            try:
+                self._grpc_server, self._grpc_port = start_grpc(self, self.host, self._grpc_port_requested)
+            except BaseException:
+                self.stop()
+                raise
         return self
 
     async def _serve(self, ready: threading.Event) -> None:
@@ -203,6 +225,9 @@ class OTLPReceiver:
         thread, loop, stopping = self._thread, self._loop, self._stopping
         if thread is None:
             return
+        if self._grpc_server is not None:
+            self._grpc_server.stop(grace=5).wait()
+            self._grpc_server, self._grpc_port = None, None
         if loop is not None and stopping is not None and thread.is_alive():
             loop.call_soon_threadsafe(stopping.set)
         thread.join()
@@ -257,36 +282,18 @@ class OTLPReceiver:
 
         ctype = request.content_type
         proto = ctype == _PROTOBUF
-        with self._store._cond:
-            self._store.stats.requests += 1
+        self._count_request()
         try:
             if not proto and ctype != _JSON:
                 raise _Refused(415, f"unsupported Content-Type {ctype!r}; expected {_PROTOBUF} or {_JSON}")
             body = await self._body(request)
-            refused = self._refused()
-            if refused is not None:
-                admission = refused
-            elif signal == "traces":
-                spans = (spans_from_protobuf_bytes if proto else spans_from_json_bytes)(
-                    body, self.limits.max_attribute_bytes
-                )
-                admission = self._store.add_spans(spans, len(body))
-            else:
-                logs = (logs_from_protobuf_bytes if proto else logs_from_json_bytes)(
-                    body, self.limits.max_attribute_bytes
-                )
-                admission = self._store.add_logs(logs, len(body))
+            admission = self._admit(signal, body, proto)
         except TraceFormatError as e:
-            with self._store._cond:
-                self._store.stats.refused_malformed += 1
+            self._count_refusal(400)
             where = f"{e.location}: " if e.location else ""
             return self._status(proto, 400, f"malformed {_MESSAGE[signal]}: {where}{e.problem}", _INVALID_ARGUMENT)
         except _Refused as e:
-            with self._store._cond:
-                if e.status == 413:
-                    self._store.stats.refused_too_large += 1
-                else:
-                    self._store.stats.refused_malformed += 1
+            self._count_refusal(e.status)
             return self._status(proto, e.status, e.message, e.code)
         except Exception as e:  # a bug, never the input's fault: answer, log, keep serving
             _log.exception("OTLPReceiver: unexpected error handling %s", request.path)
@@ -296,13 +303,44 @@ class OTLPReceiver:
             response = self._status(proto, admission.status, admission.message, code)
             response.headers["Retry-After"] = str(self.limits.retry_after)
             return response
-        if self._session is not None:
-            self._forward(request, await request.read())
-        if self.on_data is not None:
-            self.on_data()
+        headers = {"Content-Type": request.headers.get("Content-Type", _PROTOBUF)}
+        if "Content-Encoding" in request.headers:
+            headers["Content-Encoding"] = request.headers["Content-Encoding"]
+        self._accepted(request.path, await request.read(), headers)
         return web.Response(
             body=_success(signal, proto, admission), content_type=_PROTOBUF if proto else _JSON
         )  # fmt: skip
+
+    def _count_request(self) -> None:
+        with self._store._cond:
+            self._store.stats.requests += 1
+
+    def _count_refusal(self, status: int) -> None:
+        with self._store._cond:
+            if status == 413:
+                self._store.stats.refused_too_large += 1
+            else:
+                self._store.stats.refused_malformed += 1
+
+    def _accepted(self, path: str, raw: bytes, headers: dict[str, str]) -> None:
+        """After an accepted request from any thread: forward it (in the server's loop) and notify."""
+        loop = self._loop
+        if self._session is not None and loop is not None:
+            loop.call_soon_threadsafe(self._forward, path, raw, headers)
+        if self.on_data is not None:
+            self.on_data()
+
+    def _admit(self, signal: str, body: bytes, proto: bool) -> Admission:
+        """Decode one export request (`TraceFormatError` when malformed) and admit it to the store."""
+        refused = self._refused()
+        if refused is not None:
+            return refused
+        limit = self.limits.max_attribute_bytes
+        if signal == "traces":
+            spans = (spans_from_protobuf_bytes if proto else spans_from_json_bytes)(body, limit)
+            return self._store.add_spans(spans, len(body))
+        logs = (logs_from_protobuf_bytes if proto else logs_from_json_bytes)(body, limit)
+        return self._store.add_logs(logs, len(body))
 
     def _refused(self) -> Admission | None:
         with self._store._cond:
@@ -338,12 +376,10 @@ class OTLPReceiver:
             )
         return web.Response(status=status, text=json.dumps({"code": code, "message": message}), content_type=_JSON)
 
-    def _forward(self, request: web.Request, raw: bytes) -> None:
+    def _forward(self, path: str, raw: bytes, headers: dict[str, str]) -> None:
+        """Send an accepted request on to the upstream (in the server's loop; retried on 429/5xx)."""
         assert self._session is not None and self.forward is not None
-        headers = {"Content-Type": request.headers.get("Content-Type", _PROTOBUF)}
-        if "Content-Encoding" in request.headers:
-            headers["Content-Encoding"] = request.headers["Content-Encoding"]
-        url = self.forward + request.path
+        url = self.forward + path
         session = self._session
 
         async def send() -> None:
