@@ -1,6 +1,7 @@
 """A real service under test: a subprocess HTTP app running an instrumented Pydantic AI agent
 (FunctionModel, no network) that exports with BatchSpanProcessor + OTLP/HTTP to the receiver.
-Concurrent "tests" each get exactly their own spans, also when the exporter is answered 503 once."""
+Concurrent "tests", each calling it inside `capture(receiver=rx)`, get exactly their own spans, also
+when the exporter is answered 503 once."""
 
 from __future__ import annotations
 
@@ -12,13 +13,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
 
-from tracegrade import grade, trace_headers
+from tracegrade import capture, grade, trace_headers
 from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
 from tracegrade.receiver import OTLPReceiver
 from tracegrade.receiver._service import ServiceError, ServiceProcess
-from tracegrade.tree import SpanTree
 
 APP = textwrap.dedent(
     """
@@ -99,24 +98,20 @@ def test_concurrent_requests_to_a_real_service_are_each_graded_on_their_own_span
     app = tmp_path / "app.py"
     app.write_text(APP)
     port = _free_port()
-    local = TracerProvider().get_tracer("tracegrade")
     outcomes: dict[int, tuple[int, list[str], list[str], list[str]]] = {}
 
-    def one_test(i: int) -> None:
+    def one_test(i: int) -> None:  # what each test does: call the service inside capture(receiver=rx)
         tools = TOOLS[i % len(TOOLS)]
-        with local.start_as_current_span(f"test {i}") as root:
-            ctx = root.get_span_context()
-            link = rx.subscribe(ctx.trace_id, ctx.span_id)
+        with capture(receiver=rx, remote_timeout=15) as cap:
             body = json.dumps({"i": i, "tools": tools}).encode()
             req = urllib.request.Request(f"http://127.0.0.1:{port}/chat", body, trace_headers())
             reply = json.loads(urllib.request.urlopen(req, timeout=30).read())["reply"]
-        remote = link.settle(timeout=15, quiet=0.5, expect_spans=True)
-        tree = SpanTree.from_spans(remote.spans)
         checks = [ToolCorrectness(expected_tools=tools)]
         checks += [ArgumentCorrectness(tool_name=t, expected_arguments={"i": i}) for t in tools]
-        results = grade(tree, checks)
+        results = grade(cap, checks)
         # spans: the server span, invoke_agent, 2 chat spans, one execute_tool per tool
-        outcomes[i] = (len(remote.spans) - 4 - len(tools), [r.outcome for r in results], remote.incomplete, [reply])
+        outcomes[i] = (len(cap.remote_spans) - 4 - len(tools), [r.outcome for r in results], cap.remote_incomplete,
+                       [reply])  # fmt: skip
 
     with OTLPReceiver(port=0, retry_after=1) as rx:
         with ServiceProcess([sys.executable, str(app), str(port)], rx, ready_url=f"http://127.0.0.1:{port}/health"):
