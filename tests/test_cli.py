@@ -58,7 +58,7 @@ def test_readme_commands_succeed_on_the_shipped_fixtures(
     readme = (root / "README.md").read_text()
     section = readme[readme.index("## Recorded telemetry") :]
     commands = [line.split("#")[0].split() for line in section.splitlines() if line.startswith("tracegrade ")]
-    assert [c[:2] for c in commands] == [["tracegrade", "grade"], ["tracegrade", "show"]]
+    assert [c[:2] for c in commands] == [["tracegrade", "grade"], ["tracegrade", "show"], ["tracegrade", "show"]]
     monkeypatch.chdir(root)
     for command in commands:
         assert main(command[1:]) == 0, command
@@ -67,6 +67,7 @@ def test_readme_commands_succeed_on_the_shipped_fixtures(
     for dialect in ("genai", "openinference", "openllmetry", "pydantic_ai"):
         assert f"PASS fixtures/dialects/{dialect}.json: 5b8efff798038103d269b633813fc60c" in out
     assert "search(q='order 1234') (failed)" in out and "get_order(id=1234)" in out
+    assert "not recorded (tool calls)" in out  # show --explain on a content-off trace
 
 
 MARKUP = "[urgent] refund [bold]now[/bold] [/x]"
