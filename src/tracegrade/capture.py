@@ -217,10 +217,8 @@ class SpanRecorder(SpanProcessor):
                 sid = span._context[1]  # type: ignore[index]
             except (AttributeError, TypeError):
                 sid = span.get_span_context().span_id
-            if sid in cap._open:  # an open span has this id already (a faulty IdGenerator)
+            if cap._open.setdefault(sid, span) is not span:  # an open span has this id (a faulty IdGenerator)
                 cap._open_twins.setdefault(sid, []).append(span)
-            else:
-                cap._open[sid] = span
         except Exception:  # a recorder bug must never reach the instrumented application
             _log.debug("tracegrade: SpanRecorder.on_start failed", exc_info=True)
 
