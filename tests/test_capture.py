@@ -487,6 +487,9 @@ class RaisingDict(dict[int, Any]):
     def __setitem__(self, key: int, value: Any) -> None:
         raise RuntimeError("recorder bug")
 
+    def setdefault(self, key: int, default: Any = None) -> Any:
+        raise RuntimeError("recorder bug")
+
 
 class RaisingList(list[ReadableSpan]):
     def append(self, span: ReadableSpan) -> None:

@@ -97,6 +97,9 @@ def test_recorder_errors_never_reach_the_application(monkeypatch: pytest.MonkeyP
         def __setitem__(self, key: int, value: object) -> None:
             raise RuntimeError("recorder bug")
 
+        def setdefault(self, key: int, default: object = None) -> object:
+            raise RuntimeError("recorder bug")
+
     with capture(provider=tp) as cap:
         monkeypatch.setattr(cap, "_open", Broken())
         with tracer.start_as_current_span("still works"):
