@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
 from pydantic_evals.otel import SpanTree as OracleTree
 
+from faults._bounded import time_limit
 from tracegrade import grade
 from tracegrade.evaluators import HasMatchingSpan, ToolCorrectness
 from tracegrade.spans import Span
@@ -942,20 +941,6 @@ def test_span_query_matches_the_same_spans_as_pydantic_evals(
 # --- parent cycles: broken with a note, every operation terminates --------------------------------------
 
 
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Fail (instead of hanging) when the block runs longer than `seconds`."""
-
-    def expire(signum: int, frame: object) -> None:
-        raise AssertionError(f"did not finish within {seconds} s (a hang)")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def record(name: str, span_id: int, parent_id: int | None = None, *, start_us: int = 0, **kw: Any) -> Span:

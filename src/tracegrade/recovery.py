@@ -16,10 +16,10 @@ arguments `NOT_RECORDED`: nothing is guessed from order or from other calls of t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
+from .dialects._messages import json_list
 from .trajectory import NOT_RECORDED, AgentRun, ToolCall, Trajectory, parse_args
 
 __all__ = ["recover_arguments", "tool_call_parts"]
@@ -61,21 +61,12 @@ def _part_args(part: Any) -> Any:
         return parse_args(part.args)
 
 
-def _decoded(raw: Any) -> list[Any]:
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            return []
-    return list(raw) if isinstance(raw, list | tuple) else []
-
-
 def _messages_by_run(traj: Trajectory) -> dict[int, dict[str, list[Entry]]]:
     """For each agent run (by identity), the tool calls its spans' messages record."""
     messages: dict[int, list[Any]] = {}
     for run in traj.agent_runs:
         if run.span is not None:
-            messages.setdefault(id(run), []).extend(_decoded(run.span.attributes.get("pydantic_ai.all_messages")))
+            messages.setdefault(id(run), []).extend(json_list(run.span.attributes.get("pydantic_ai.all_messages")))
     return {key: found for key, msgs in messages.items() if (found := _entries(msgs))}
 
 

@@ -1,4 +1,7 @@
-"""Run a piece of Python in a child process bounded in time and memory, and report what it used.
+"""Bounds for fault tests: a child process limited in time and memory (`run_bounded`), and a time
+limit for a block in this process (`time_limit`).
+
+Run a piece of Python in a child process bounded in time and memory, and report what it used.
 
 A fault test that could hang or blow up memory runs its attack here: the child is killed at the
 time limit (the test fails naming the hang) and capped in address space, and its peak RSS is read
@@ -8,9 +11,12 @@ back so a test can assert a memory bound.
 from __future__ import annotations
 
 import resource
+import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 _MARK = "@@tracegrade-peak-rss-kb="
@@ -59,3 +65,20 @@ def run_bounded(code: str, *, timeout: float = 60.0, max_memory_mb: int = 2048) 
         else:
             out_lines.append(line)
     return ChildResult(proc.returncode, "\n".join(out_lines), proc.stderr, peak)
+
+
+@contextmanager
+def time_limit(seconds: float, what: str = "the block") -> Iterator[None]:
+    """Fail the test (AssertionError) instead of hanging when the block runs longer than `seconds`
+    (SIGALRM: main thread only)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise AssertionError(f"{what} did not finish within {seconds} s (a hang)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -18,11 +18,9 @@ import json
 import os
 import random
 import re
-import signal
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ from hypothesis import strategies as st
 
 from tracegrade.ingest import DEFAULT_MAX_INFLATED_BYTES, TraceFormatError, load_traces, trace_files
 
-from ._bounded import run_bounded
+from ._bounded import run_bounded, time_limit
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 HANG_SECONDS = 10
@@ -41,24 +39,6 @@ HANG_SECONDS = 10
 # --- the property ----------------------------------------------------------------------------------
 
 
-class Hang(Exception):
-    pass
-
-
-@contextmanager
-def no_hang(seconds: float = HANG_SECONDS) -> Iterator[None]:
-    """Fail with `Hang` if the block runs longer than `seconds` (SIGALRM: main thread only)."""
-
-    def alarm(signum: int, frame: Any) -> None:
-        raise Hang(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 class Tally:
@@ -73,7 +53,7 @@ class Tally:
 
     def check(self, path: Path, **kwargs: Any) -> None:
         """Read `path`: it loads (and every tree renders) or raises `TraceFormatError` naming it."""
-        with no_hang():
+        with time_limit(HANG_SECONDS, "reading one input"):
             try:
                 trees = load_traces(path, **kwargs)
                 for tree in trees:
@@ -479,7 +459,7 @@ def test_non_regular_files_are_refused_without_reading(make: str, tmp_path: Path
 def test_a_directory_with_a_device_link_reads_its_regular_files(tmp_path: Path) -> None:
     (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
     (tmp_path / "t.jsonl").write_bytes(LINE)
-    with no_hang(5):
+    with time_limit(5):
         trees = load_traces(tmp_path)
     assert [t.roots[0].name for t in trees] == ["s"]
 

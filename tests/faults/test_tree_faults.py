@@ -9,10 +9,8 @@ shapes have about 5k spans (the fan 10k) and every check runs in-process under a
 from __future__ import annotations
 
 import json
-import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,7 +21,7 @@ from tracegrade.spans import Span
 from tracegrade.trajectory import Trajectory
 from tracegrade.tree import SpanTree
 
-from ._bounded import run_bounded
+from ._bounded import run_bounded, time_limit
 
 BASE_NS = 1_700_000_000 * 10**9
 SIZES = {"ci": 5_000, "full": 20_000}
@@ -32,18 +30,6 @@ CHECK_SECONDS = 5.0
 """Every single check must finish within this (a linear operation on these sizes takes well under 1 s)."""
 
 
-@contextmanager
-def time_limit(seconds: float, what: str) -> Iterator[None]:
-    def expire(signum: int, frame: object) -> None:
-        raise AssertionError(f"{what} did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def span(span_id: int, parent_id: int | None, name: str, *, trace_id: int = 1, start: int = 0) -> Span:

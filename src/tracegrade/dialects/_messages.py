@@ -24,6 +24,7 @@ __all__ = [
     "Requested",
     "flattened_requests",
     "flattened_results",
+    "json_list",
     "otel_requests",
     "otel_results",
     "output_tool_names",
@@ -40,7 +41,8 @@ class Requested(NamedTuple):
     call_id: str | None
 
 
-def _messages(raw: Any) -> list[Any]:
+def json_list(raw: Any) -> list[Any]:
+    """A recorded list of messages: JSON text or a sequence; anything else is no messages."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -50,7 +52,7 @@ def _messages(raw: Any) -> list[Any]:
 
 
 def _parts(raw: Any) -> Iterator[dict[str, Any]]:
-    for message in _messages(raw):
+    for message in json_list(raw):
         if isinstance(message, dict):
             for part in message.get("parts") or ():
                 if isinstance(part, dict):
