@@ -51,14 +51,11 @@ def merge_requested(
     matched: set[int] = set()
     added: list[ToolCall] = []
     notes: list[str] = []
-    results: dict[str, Any] = {}
     for req in requests:
         span = req.span
         if span is None:
             continue
-        read_requested, read_results = readers_of(req.dialect)
-        results.update(read_results(span.attributes))
-        found = read_requested(span.attributes)
+        found = readers_of(req.dialect)[0](span.attributes)
         for twin in (twins or {}).get(id(req), ()) if not found else ():
             if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span.attributes)):
                 break
@@ -80,9 +77,14 @@ def merge_requested(
             if r.arguments is not None:
                 _set_arguments(call, r.arguments)
             added.append(call)
-    for call in added:
-        if call.call_id is not None and call.call_id in results:
-            call.result = results[call.call_id]
+    if any(call.call_id is not None for call in added):  # input messages repeat the whole history: read if needed
+        results: dict[str, Any] = {}
+        for req in requests:
+            if req.span is not None:
+                results.update(readers_of(req.dialect)[1](req.span.attributes))
+        for call in added:
+            if call.call_id is not None and call.call_id in results:
+                call.result = results[call.call_id]
     return added, notes
 
 
