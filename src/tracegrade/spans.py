@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
-__all__ = ["SPAN_KINDS", "Span", "SpanEvent", "SpanKind", "SpanStatus", "status_of"]
+__all__ = ["SPAN_KINDS", "LogRecord", "Span", "SpanEvent", "SpanKind", "SpanStatus", "status_of"]
 
 SpanStatus = Literal["unset", "ok", "error"]
 SpanKind = Literal["internal", "server", "client", "producer", "consumer"]
@@ -89,3 +89,20 @@ class Span:
             scope_version=(scope.version or "") if scope is not None else "",
             scope_attributes=dict(getattr(scope, "attributes", None) or {}),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One OTel log record (an event such as `gen_ai.choice`); `trace_id` / `span_id` are 0 when the
+    record names no span. Attached to the span it names (`SpanNode.logs`)."""
+
+    trace_id: int
+    span_id: int
+    time_ns: int
+    event_name: str
+    body: Any
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    severity_text: str = ""
+    severity_number: int = 0
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    scope_name: str = ""

@@ -22,7 +22,7 @@ from opentelemetry.trace import StatusCode
 from typing_extensions import TypedDict
 
 from ._gc import paused_gc
-from .spans import SPAN_KINDS, Span, SpanEvent, SpanKind, SpanStatus, status_of
+from .spans import SPAN_KINDS, LogRecord, Span, SpanEvent, SpanKind, SpanStatus, status_of
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -120,11 +120,15 @@ def _seconds(value: timedelta | float) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
+_NO_LOGS: list[LogRecord] = []
+
+
 class SpanNode:
     """A span in a `SpanTree`, with links to its parent and children (ordered by start time)."""
 
     __slots__ = (
         "_depth",
+        "_logs",
         "attributes",
         "children",
         "end_ns",
@@ -137,6 +141,8 @@ class SpanNode:
         "status",
         "trace_id",
     )
+
+    _logs: list[LogRecord]  # set by SpanTree.attach_logs only (most spans have none)
 
     def __init__(
         self,
@@ -162,6 +168,11 @@ class SpanNode:
         self.parent: SpanNode | None = None
         self.children: list[SpanNode] = []
         self._depth = 0
+
+    @property
+    def logs(self) -> list[LogRecord]:
+        """The OTel log records (events) that name this span, in time order (`SpanTree.attach_logs`)."""
+        return getattr(self, "_logs", _NO_LOGS)
 
     @classmethod
     def from_span(cls, span: Span) -> SpanNode:
@@ -574,6 +585,24 @@ class SpanTree:
         self.notes: list[str] = notes
         """What was wrong with the spans' links and how it was resolved (parent cycles broken)."""
         self._by_id = by_id
+
+    def attach_logs(self, records: Iterable[LogRecord]) -> list[LogRecord]:
+        """Attach each log record to the span it names (`SpanNode.logs`, kept in time order); returns
+        the records that name no span of this tree."""
+        unattached: list[LogRecord] = []
+        touched: dict[int, SpanNode] = {}
+        for record in records:
+            node = self._by_id.get((record.trace_id, record.span_id)) if record.span_id else None
+            if node is None:
+                unattached.append(record)
+                continue
+            if id(node) not in touched:
+                touched[id(node)] = node
+                node._logs = list(node.logs)
+            node._logs.append(record)
+        for node in touched.values():
+            node._logs.sort(key=lambda r: r.time_ns)
+        return unattached
 
     @classmethod
     def from_readable_spans(cls, spans: Iterable[ReadableSpan]) -> SpanTree:

@@ -39,8 +39,9 @@ def run_bounded(code: str, *, timeout: float = 60.0, max_memory_mb: int = 2048) 
     body = textwrap.dedent(code)
     wrapped = (
         body
-        + "\nimport resource as _r, sys as _s\n"
-        + f"_s.stdout.write('\\n{_MARK}' + str(_r.getrusage(_r.RUSAGE_SELF).ru_maxrss) + '\\n')\n"
+        + "\nimport sys as _s\n"  # VmHWM: ru_maxrss would start at the parent's size (fork before exec)
+        + "_hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+        + f"_s.stdout.write('\\n{_MARK}' + _hwm + '\\n')\n"
     )
     limit = max_memory_mb * 1024 * 1024
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._messages import logs_output_recorded
 from .genai import REDACTED
 
 if TYPE_CHECKING:
@@ -109,7 +110,8 @@ def missing_evidence(
                     f"recorded (no tool spans, no message content); to record them: {content_setting(req.span)}"
                 )
                 break
-            if reasons is None and unknown is None and not _output_recorded(attrs):
+            logged = req.span is not None and logs_output_recorded(req.span.logs)
+            if reasons is None and unknown is None and not _output_recorded(attrs) and not logged:
                 unknown = req
         else:
             if unknown is not None:

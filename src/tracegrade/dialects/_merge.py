@@ -55,7 +55,7 @@ def merge_requested(
         span = req.span
         if span is None:
             continue
-        found = readers_of(req.dialect)[0](span.attributes)
+        found = readers_of(req.dialect)[0](span.attributes) or _messages.logs_requested(span.logs)
         for twin in (twins or {}).get(id(req), ()) if not found else ():
             if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span.attributes)):
                 break
@@ -82,6 +82,7 @@ def merge_requested(
         for req in requests:
             if req.span is not None:
                 results.update(readers_of(req.dialect)[1](req.span.attributes))
+                results.update(_messages.logs_results(req.span.logs))
         for call in added:
             if call.call_id is not None and call.call_id in results:
                 call.result = results[call.call_id]

@@ -25,6 +25,9 @@ __all__ = [
     "flattened_requests",
     "flattened_results",
     "json_list",
+    "logs_output_recorded",
+    "logs_requested",
+    "logs_results",
     "otel_requests",
     "otel_results",
     "output_tool_names",
@@ -158,3 +161,55 @@ def output_tool_names(attrs: Mapping[str, Any]) -> frozenset[str]:
     except (ValueError, AttributeError):
         return frozenset()
     return frozenset(t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str))
+
+
+def _tool_calls(body: Any) -> list[Any]:
+    if not isinstance(body, dict):
+        return []
+    message = body.get("message")
+    calls = body.get("tool_calls") or (message.get("tool_calls") if isinstance(message, dict) else None)
+    return list(calls) if isinstance(calls, list | tuple) else []
+
+
+def logs_requested(records: Any) -> list[Requested]:
+    """Tool calls a model requested, from the log records (events) attached to its span: the GenAI
+    instrumentations' `gen_ai.choice` (`message.tool_calls` or `tool_calls`, OpenAI's shape) and
+    `gen_ai.client.inference.operation.details` (`gen_ai.output.messages`)."""
+    out: list[Requested] = []
+    for record in records:
+        if record.event_name == "gen_ai.choice":
+            for call in _tool_calls(record.body):
+                if not isinstance(call, dict):
+                    continue
+                fn = call.get("function")
+                if not isinstance(fn, dict):
+                    fn = {}
+                name, call_id = fn.get("name"), call.get("id")
+                out.append(
+                    Requested(
+                        name if isinstance(name, str) and name else None,
+                        fn.get("arguments"),
+                        call_id if isinstance(call_id, str) and call_id else None,
+                    )
+                )
+        elif record.event_name == "gen_ai.client.inference.operation.details":
+            out.extend(otel_requests(record.attributes.get("gen_ai.output.messages")))
+    return out
+
+
+def logs_results(records: Any) -> dict[str, Any]:
+    """`{call_id: result}` from `gen_ai.tool.message` events (`{content, id}`) and the input messages of
+    `gen_ai.client.inference.operation.details` events."""
+    out: dict[str, Any] = {}
+    for record in records:
+        body = record.body
+        if record.event_name == "gen_ai.tool.message" and isinstance(body, dict) and isinstance(body.get("id"), str):
+            out[body["id"]] = body.get("content")
+        elif record.event_name == "gen_ai.client.inference.operation.details":
+            out.update(otel_results(record.attributes.get("gen_ai.input.messages")))
+    return out
+
+
+def logs_output_recorded(records: Any) -> bool:
+    """The log records hold the model's output (its choice or the operation's output messages)."""
+    return any(r.event_name in ("gen_ai.choice", "gen_ai.client.inference.operation.details") for r in records)

@@ -8,6 +8,8 @@ Formats, sniffed by content (not by file name):
 - OTLP protobuf: a single message or the collector's 4-byte length-prefixed stream, read message
   by message (needs the `proto` extra: `pip install tracegrade[proto]`).
 - Jaeger JSON (`data[].spans`, UI download or `/api/traces`).
+- OTLP/JSON logs (documents or JSON lines) among the inputs: their records are attached to the
+  spans they name (`SpanNode.logs`); `read_logs` reads one such file.
 - Any of these gzip-compressed; a compressed file may inflate to at most `max_inflated_bytes`
   (default 256 MiB), so a small file that inflates to gigabytes is an error, not a memory blow-up.
 
@@ -20,6 +22,7 @@ skipped (a metrics line in a JSON lines file) is reported with a `TraceFileWarni
 """
 
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES, TraceFormatError
+from ._logs import read_logs
 from ._read import TraceFileWarning
 from ._traces import DEFAULT_IDLE_LINES, iter_traces, load_traces, read_spans, split_agent_runs, trace_files
 from ._write import dump_otlp_json, write_otlp_json
@@ -33,6 +36,7 @@ __all__ = [
     "dump_otlp_json",
     "iter_traces",
     "load_traces",
+    "read_logs",
     "read_spans",
     "split_agent_runs",
     "trace_files",

@@ -10,9 +10,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeAlias
 
-from ..spans import Span
+from ..spans import LogRecord, Span
 from ..tree import SpanNode, SpanTree
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
+from ._logs import is_logs_file, read_logs
 from ._read import Batch, Origin, TraceFileWarning, read_batches
 
 __all__ = ["DEFAULT_IDLE_LINES", "PathArg", "iter_traces", "load_traces", "read_spans", "trace_files"]
@@ -175,6 +176,8 @@ def _groups(
         raise ValueError("max_attribute_bytes, idle_lines and max_inflated_bytes must be positive")
     grouper = _Grouper(idle_lines)
     for path in trace_files(source):
+        if is_logs_file(path, max_inflated_bytes):
+            continue  # read by iter_traces and attached to the spans its records name
         for batch in read_batches(path, max_attribute_bytes, max_inflated_bytes):
             yield from grouper.add(batch)
         if per_file:
@@ -226,13 +229,25 @@ def iter_traces(
     run joins the run that started most recently before it (or the first run). `split_runs=False`
     keeps one tree per trace.
 
+    Log records: OTLP/JSON logs files among the inputs (`load_traces([traces, logs])`, or a directory
+    holding both) are read first and each record is attached to the span it names
+    (`SpanNode.logs`: e.g. the GenAI instrumentations' message events).
+
     Limits: an attribute value may hold at most `max_attribute_bytes`; a gzip-compressed file may
     inflate to at most `max_inflated_bytes` (it is read no further: raise the limit for a trusted
     file). Past either, `TraceFormatError`.
     """
+    by_trace: dict[int, list[LogRecord]] = {}
+    for path in trace_files(source):
+        if is_logs_file(path, max_inflated_bytes):
+            for record in read_logs(path, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes):
+                by_trace.setdefault(record.trace_id, []).append(record)
     for group in _groups(source, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
         for part in split_agent_runs(group) if split_runs else (group,):
-            yield SpanTree.from_spans(part)
+            tree = SpanTree.from_spans(part)
+            if by_trace:
+                tree.attach_logs(r for tid in tree.trace_ids for r in by_trace.get(tid, ()))
+            yield tree
 
 
 def load_traces(
