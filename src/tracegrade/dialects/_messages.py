@@ -43,6 +43,15 @@ class Requested(NamedTuple):
     arguments: Any
     call_id: str | None
 
+    @classmethod
+    def of(cls, name: Any, arguments: Any, call_id: Any) -> Requested:
+        """From recorded values: a name or call id that is not a non-empty string is not recorded."""
+        return cls(
+            name if isinstance(name, str) and name else None,
+            arguments,
+            call_id if isinstance(call_id, str) and call_id else None,
+        )
+
 
 def json_list(raw: Any) -> list[Any]:
     """A recorded list of messages: JSON text or a sequence; anything else is no messages."""
@@ -69,11 +78,7 @@ def otel_requests(raw: Any) -> list[Requested]:
         if part.get("type") == "tool_call":
             name, call_id = part.get("name"), part.get("id")
             out.append(
-                Requested(
-                    name if isinstance(name, str) and name else None,
-                    part.get("arguments"),
-                    call_id if isinstance(call_id, str) and call_id else None,
-                )
+                Requested.of(name, part.get("arguments"), call_id)
             )
     return out
 
@@ -103,11 +108,7 @@ def flattened_requests(attrs: Mapping[str, Any], style: str) -> list[Requested]:
     for _, fields in sorted(found.items()):
         name, call_id = fields.get("name"), fields.get("id")
         out.append(
-            Requested(
-                name if isinstance(name, str) and name else None,
-                fields.get("arguments"),
-                call_id if isinstance(call_id, str) and call_id else None,
-            )
+            Requested.of(name, fields.get("arguments"), call_id)
         )
     return out
 
@@ -186,11 +187,7 @@ def logs_requested(records: Any) -> list[Requested]:
                     fn = {}
                 name, call_id = fn.get("name"), call.get("id")
                 out.append(
-                    Requested(
-                        name if isinstance(name, str) and name else None,
-                        fn.get("arguments"),
-                        call_id if isinstance(call_id, str) and call_id else None,
-                    )
+                    Requested.of(name, fn.get("arguments"), call_id)
                 )
         elif record.event_name == "gen_ai.client.inference.operation.details":
             out.extend(otel_requests(record.attributes.get("gen_ai.output.messages")))

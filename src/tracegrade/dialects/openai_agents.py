@@ -86,11 +86,11 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     out = []
     for item in _items(attrs.get("output")):
         if item.get("type") == "function_call":  # Responses API
-            out.append(Requested(item.get("name") or None, item.get("arguments"), item.get("call_id") or None))
+            out.append(Requested.of(item.get("name"), item.get("arguments"), item.get("call_id")))
         for tc in item.get("tool_calls") or ():  # chat completions
             fn = tc.get("function") or {} if isinstance(tc, dict) else {}
             if isinstance(fn, dict):
-                out.append(Requested(fn.get("name") or None, fn.get("arguments"), tc.get("id") or None))
+                out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
     return out
 
 

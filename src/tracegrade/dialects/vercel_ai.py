@@ -90,5 +90,5 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     out = []
     for c in calls if isinstance(calls, list) else ():
         if isinstance(c, dict):
-            out.append(Requested(c.get("toolName") or None, c.get("input", c.get("args")), c.get("toolCallId") or None))
+            out.append(Requested.of(c.get("toolName"), c.get("input", c.get("args")), c.get("toolCallId")))
     return out
