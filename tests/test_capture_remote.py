@@ -165,3 +165,33 @@ def test_agent_eval_turns_are_graded_on_the_service_spans_sent_to_the_otlp_recei
     )
     result = pytester.runpytest_subprocess("--agent-eval-live", "-p", "no:asyncio", "-p", "no:anyio", "-q")
     result.assert_outcomes(passed=1)
+
+
+def test_log_records_the_service_sends_are_attached_to_its_spans(rx: OTLPReceiver) -> None:
+    """An OpenAI-client-style service: its chat span carries no content, its events carry the calls."""
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+
+    spans = TracerProvider()
+    spans.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=rx.endpoint + "/v1/traces"),
+                                                schedule_delay_millis=100))  # fmt: skip
+    logs = LoggerProvider()
+    logs.add_log_record_processor(SimpleLogRecordProcessor(OTLPLogExporter(endpoint=rx.endpoint + "/v1/logs")))
+    choice = {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "refund", "arguments": '{"order_id": 7}'}}]}}  # fmt: skip
+    with capture(receiver=rx) as cap:
+        parent = TraceContextTextMapPropagator().extract(trace_headers())
+        attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.system": "openai",
+                 "gen_ai.response.finish_reasons": ("tool_calls",)}  # fmt: skip
+        with spans.get_tracer("opentelemetry.instrumentation.openai_v2").start_as_current_span(
+            "chat gpt-4o", context=parent, attributes=attrs
+        ):
+            logs.get_logger("opentelemetry.instrumentation.openai_v2").emit(event_name="gen_ai.choice", body=choice)
+        spans.force_flush()
+    logs.shutdown()
+    spans.shutdown()
+    [chat] = [n for n in cap.tree if n.name == "chat gpt-4o"]
+    assert [r.event_name for r in chat.logs] == ["gen_ai.choice"]
+    [call] = cap.trajectory.tool_calls
+    assert (call.name, call.args, call.executed) == ("refund", {"order_id": 7}, None)

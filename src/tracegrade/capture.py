@@ -34,7 +34,7 @@ from .tree import SpanNode, SpanTree
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import Span as SDKSpan
 
-    from .spans import Span
+    from .spans import LogRecord, Span
     from .trajectory import Trajectory
 
 __all__ = ["Capture", "RemoteSource", "SpanRecorder", "active_capture", "capture", "ensure_recorder"]
@@ -76,8 +76,8 @@ class Capture:
         """Model messages of the run (e.g. `result.all_messages()`), used to recover arguments."""
         self.remote_spans: list[Span] = []
         """Spans of this capture's trace that other processes sent to its receiver (`capture(receiver=rx)`)."""
-        self.remote_logs: list[Any] = []
-        """Log records of this capture's trace that reached its receiver."""
+        self.remote_logs: list[LogRecord] = []
+        """Log records of this capture's trace that reached its receiver (attached to their spans in `tree`)."""
         self.remote_incomplete: list[str] = []
         """What the receiver was still missing when the capture stopped waiting for it."""
         self.propagated = False
@@ -90,9 +90,13 @@ class Capture:
 
     @cached_property
     def tree(self) -> SpanTree:
-        if self.remote_spans:
-            return SpanTree.from_spans(self.remote_spans, readable=self._spans)
-        return SpanTree.from_readable_spans(self._spans)
+        """The recorded spans as a tree, with what a receiver added (`capture(receiver=...)`): other
+        processes' spans of this trace, and the log records they sent attached to the spans they name."""
+        if not (self.remote_spans or self.remote_logs):
+            return SpanTree.from_readable_spans(self._spans)
+        tree = SpanTree.from_spans(self.remote_spans, readable=self._spans)
+        tree.attach_logs(self.remote_logs)
+        return tree
 
     @cached_property
     def trajectory(self) -> Trajectory:
