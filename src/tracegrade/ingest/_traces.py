@@ -169,15 +169,24 @@ def _validate(tid: int, trace: _Trace) -> None:
             state[p] = False
 
 
-def _groups(
-    source: PathArg, max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int
-) -> Iterator[list[Span]]:
+def _inputs(
+    source: PathArg, max_attribute_bytes: int, idle_lines: int, max_inflated_bytes: int
+) -> tuple[list[Path], list[Path]]:
+    """(trace files, OTLP/JSON logs files) of `source`, listed and sniffed once, after checking the limits."""
     if max_attribute_bytes < 1 or idle_lines < 1 or max_inflated_bytes < 1:
         raise ValueError("max_attribute_bytes, idle_lines and max_inflated_bytes must be positive")
-    grouper = _Grouper(idle_lines)
+    traces: list[Path] = []
+    logs: list[Path] = []
     for path in trace_files(source):
-        if is_logs_file(path, max_inflated_bytes):
-            continue  # read by iter_traces and attached to the spans its records name
+        (logs if is_logs_file(path, max_inflated_bytes) else traces).append(path)
+    return traces, logs
+
+
+def _groups(
+    files: list[Path], max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int
+) -> Iterator[list[Span]]:
+    grouper = _Grouper(idle_lines)
+    for path in files:
         for batch in read_batches(path, max_attribute_bytes, max_inflated_bytes):
             yield from grouper.add(batch)
         if per_file:
@@ -200,7 +209,8 @@ def read_spans(
     checked for duplicate span ids and parent cycles first. Bad input raises `TraceFormatError`.
     A gzip-compressed file that inflates to more than `max_inflated_bytes` is an error.
     """
-    for group in _groups(source, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
+    traces, _logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
+    for group in _groups(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
         yield from group
 
 
@@ -237,12 +247,12 @@ def iter_traces(
     inflate to at most `max_inflated_bytes` (it is read no further: raise the limit for a trusted
     file). Past either, `TraceFormatError`.
     """
+    traces, logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
     by_trace: dict[int, list[LogRecord]] = {}
-    for path in trace_files(source):
-        if is_logs_file(path, max_inflated_bytes):
-            for record in read_logs(path, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes):
-                by_trace.setdefault(record.trace_id, []).append(record)
-    for group in _groups(source, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
+    for path in logs:
+        for record in read_logs(path, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes):
+            by_trace.setdefault(record.trace_id, []).append(record)
+    for group in _groups(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
         for part in split_agent_runs(group) if split_runs else (group,):
             tree = SpanTree.from_spans(part)
             if by_trace:

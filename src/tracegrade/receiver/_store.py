@@ -7,6 +7,7 @@ nothing is lost); spans beyond a trace's span limit are rejected one by one and 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -64,7 +65,7 @@ class ReceiverStats:
     forward_failures: int = 0
 
     def copy(self) -> ReceiverStats:
-        return ReceiverStats(**{k: getattr(self, k) for k in self.__slots__})  # type: ignore[attr-defined]
+        return dataclasses.replace(self)
 
 
 @dataclass(slots=True, eq=False)
