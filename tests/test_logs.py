@@ -82,3 +82,15 @@ def test_a_bad_logs_file_names_the_file_and_the_line(tmp_path: Path) -> None:
     with pytest.raises(TraceFormatError) as e:
         read_logs(bad)
     assert e.value.path == str(bad) and e.value.line == 2 and "traceId" in str(e.value)
+
+
+def test_the_cli_grades_traces_with_the_logs_given_beside_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tracegrade.cli import main
+
+    _files(tmp_path)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 2\n")
+    assert main(["grade", str(tmp_path), "--spec", str(spec), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc) == 4 and [t["results"][0]["outcome"] for t in doc] == ["passed"] * 4
+    assert doc[0]["tool_calls"] == ["get_weather(city='Paris')", "get_order(order_id=1234)"]

@@ -74,9 +74,14 @@ def _demo(console: Console) -> int:
 def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, SpanTree, Trajectory]]:
     """(label, tree, trajectory) of every trace, file by file, streaming (one trace in memory at a time)."""
     from .ingest import iter_traces, trace_files
+    from .ingest._logs import is_logs_file
 
-    for path in trace_files(list(paths)):
-        for tree in iter_traces(path):
+    files = trace_files(list(paths))
+    logs = [f for f in files if is_logs_file(f)]  # attached to the traces of every trace file
+    for path in files:
+        if path in logs:
+            continue
+        for tree in iter_traces([path, *logs] if logs else path):
             root = tree.roots[0] if tree.roots else None
             label = f"{path}: {root.trace_id:032x} {root.name!r}" if root is not None else f"{path}: (empty)"
             yield label, tree, Trajectory.from_tree(tree, dialect=dialect)
