@@ -2,7 +2,7 @@
 
 Diagnostic for target 4 of `bench_core.py` (same workload, same timing loop): a processor that does
 nothing, one that keeps every span as the SDK hands it over, one that keeps slimmed spans, and the
-real `SpanRecorder`; then, for one run of each, the GC collections and page faults it triggered.
+real `_SpanRecorder`; then, for one run of each, the GC collections and page faults it triggered.
 
     python benchmarks/capture_breakdown.py [--n 10000] [--repeats 11]
 """
@@ -23,12 +23,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace import Span as SDKSpan
 
 from bench_core import Variant, make_workload, measure, paired_ratio, span_attributes
-from tracegrade.capture import _ACTIVE, Capture, SpanRecorder, _slim, capture
+from tracegrade.capture import _ACTIVE, Capture, _slim, _SpanRecorder, capture
 
 _capture: Any = importlib.import_module("tracegrade.capture")  # the module: `tracegrade.capture` is the function
 
 
-class DoNothing(SpanRecorder):
+class DoNothing(_SpanRecorder):
     """The SDK's dispatch to one processor, alone."""
 
     def on_start(self, span: SDKSpan, parent_context: Context | None = None) -> None:
@@ -57,7 +57,7 @@ class KeepSlimmed(DoNothing):
         cap._spans.append(span)
 
 
-def variant(recorder: SpanRecorder, attrs: list[dict[str, Any]]) -> Callable[[Any], Capture]:
+def variant(recorder: _SpanRecorder, attrs: list[dict[str, Any]]) -> Callable[[Any], Capture]:
     """The benchmark's timed block, `with capture(): workload()`, with `recorder` in place of the global one."""
     provider = TracerProvider()
     workload = make_workload(provider, attrs)
@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Variant("processor doing nothing", variant(DoNothing(), attrs)),
         Variant("keep spans as given", variant(KeepAsGiven(), attrs)),
         Variant("keep spans, slimmed", variant(KeepSlimmed(), attrs)),
-        Variant("SpanRecorder (what capture() uses)", variant(SpanRecorder(), attrs)),
+        Variant("_SpanRecorder (what capture() uses)", variant(_SpanRecorder(), attrs)),
     ]
     measure(variants, args.repeats)
     print(f"N = {args.n:,} child spans, {args.repeats} interleaved rounds; paired median ratio to no processor\n")

@@ -14,7 +14,7 @@ from tracegrade.evaluators import (
     ToolCorrectness,
     TrajectoryMatch,
 )
-from tracegrade.models import TurnContext
+from tracegrade.results import TurnContext
 
 
 def one(source: object, evaluator: object) -> EvalResult:

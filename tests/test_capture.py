@@ -1,4 +1,4 @@
-"""`capture()` and `SpanRecorder` (tracegrade.capture): providers, attribution, isolation, failure safety.
+"""`capture()` and `_SpanRecorder` (tracegrade.capture): providers, attribution, isolation, failure safety.
 
 In-process tests use the global SDK provider (installed by the first capture when nothing set one) or
 private providers; set-ups that configure the process-wide provider run in a subprocess, since OpenTelemetry
@@ -33,7 +33,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tracegrade import capture
-from tracegrade.capture import _RECORDER, SpanRecorder, ensure_recorder
+from tracegrade.capture import _RECORDER, _SpanRecorder, ensure_recorder
 
 capture_module = importlib.import_module("tracegrade.capture")  # the package attribute is the class
 
@@ -88,7 +88,7 @@ def test_capture_attaches_to_the_global_sdk_provider_the_application_set(tmp_pat
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
         from tracegrade import capture
-        from tracegrade.capture import SpanRecorder
+        from tracegrade.capture import _SpanRecorder
 
         provider = TracerProvider()
         exporter = InMemorySpanExporter()
@@ -101,7 +101,7 @@ def test_capture_attaches_to_the_global_sdk_provider_the_application_set(tmp_pat
             "captured": [s.name for s in cap.spans],
             "exported": [s.name for s in exporter.get_finished_spans()],
             "still_global": trace.get_tracer_provider() is provider,
-            "recorders": sum(isinstance(p, SpanRecorder) for p in provider._active_span_processor._span_processors),
+            "recorders": sum(isinstance(p, _SpanRecorder) for p in provider._active_span_processor._span_processors),
         }))
         """,
         tmp_path,
@@ -187,7 +187,7 @@ def test_recorder_is_attached_once_to_the_global_provider(tracer: Tracer) -> Non
             pass
     provider = ensure_recorder()
     assert provider is trace.get_tracer_provider()
-    assert sum(isinstance(p, SpanRecorder) for p in provider._active_span_processor._span_processors) == 1
+    assert sum(isinstance(p, _SpanRecorder) for p in provider._active_span_processor._span_processors) == 1
 
 
 def test_recorder_is_attached_once_to_an_explicit_provider(memory: tuple[TracerProvider, InMemorySpanExporter]) -> None:
@@ -195,7 +195,7 @@ def test_recorder_is_attached_once_to_an_explicit_provider(memory: tuple[TracerP
     for _ in range(2):
         with capture(provider=provider):
             pass
-    assert sum(isinstance(p, SpanRecorder) for p in provider._active_span_processor._span_processors) == 1
+    assert sum(isinstance(p, _SpanRecorder) for p in provider._active_span_processor._span_processors) == 1
 
 
 def test_capture_with_an_explicit_provider_records_an_agent_instrumented_with_it(
@@ -220,7 +220,7 @@ def test_non_sdk_provider_is_a_type_error_saying_what_is_needed() -> None:
 
 def test_shutting_down_another_provider_keeps_an_active_captures_spans(tracer: Tracer) -> None:
     # The recorder is one processor shared by every provider it is attached to, so any provider's shutdown()
-    # (a test fixture's teardown, logfire reconfiguring) reaches SpanRecorder.shutdown().
+    # (a test fixture's teardown, logfire reconfiguring) reaches _SpanRecorder.shutdown().
     other = TracerProvider()
     ensure_recorder(other)
     with capture() as cap:
@@ -528,7 +528,7 @@ def test_failure_recording_a_span_start_does_not_reach_the_application(
         cap._open = RaisingDict()
         with provider.get_tracer("app").start_as_current_span("app work") as span:
             ran.append(span.is_recording())
-    assert "SpanRecorder.on_start failed" in recorder_log.text  # the injected failure did happen
+    assert "_SpanRecorder.on_start failed" in recorder_log.text  # the injected failure did happen
     assert ran == [True] and names(exporter.get_finished_spans()) == ["app work"]
 
 
@@ -541,7 +541,7 @@ def test_failure_recording_a_span_end_does_not_reach_the_application(
         cap._spans = RaisingList()
         with provider.get_tracer("app").start_as_current_span("app work"):
             pass
-    assert "SpanRecorder.on_end failed" in recorder_log.text
+    assert "_SpanRecorder.on_end failed" in recorder_log.text
     assert names(exporter.get_finished_spans()) == ["app work"]
 
 
@@ -554,7 +554,7 @@ def test_failure_reading_the_active_capture_does_not_reach_the_application(
         patched.setattr(capture_module, "_ACTIVE", BrokenContextVar(capture_module._ACTIVE))
         with provider.get_tracer("app").start_as_current_span("app work"):
             pass
-    assert "SpanRecorder.on_start failed" in recorder_log.text
+    assert "_SpanRecorder.on_start failed" in recorder_log.text
     assert names(exporter.get_finished_spans()) == ["app work"] and cap.closed
 
 

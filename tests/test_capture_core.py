@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from _agents import scripted_agent
 from tracegrade import capture
-from tracegrade.capture import _RECORDER, Capture, SpanRecorder
+from tracegrade.capture import _RECORDER, Capture, _SpanRecorder
 
 
 def test_fifty_concurrent_runs_each_see_only_their_own_calls() -> None:
@@ -113,7 +113,7 @@ def test_recorder_is_attached_once_per_provider() -> None:
         with capture(provider=tp):
             pass
     processors = tp._active_span_processor._span_processors
-    assert sum(isinstance(p, SpanRecorder) for p in processors) == 1
+    assert sum(isinstance(p, _SpanRecorder) for p in processors) == 1
 
 
 def test_non_sdk_provider_is_a_clear_error() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._lazy import lazy_attributes
-from .capture import Capture, SpanRecorder, capture  # eager: the submodule `capture` must not shadow the function
+from .capture import Capture, capture  # eager: the submodule `capture` must not shadow the function
 
 if TYPE_CHECKING:
     from .content import instrument_content
@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     )
     from .grading import agrade, grade
     from .ingest import TraceFormatError, load_traces, write_otlp_json
-    from .models import EvalResult, TurnContext
     from .pytest_plugin.record import recorded_trace
     from .pytest_plugin.session import TranscriptResult
     from .pytest_plugin.transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
     from .receiver import trace_headers
+    from .results import EvalResult, TurnContext
     from .spans import Span
     from .trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall, Trajectory
     from .tree import SpanNode, SpanQuery, SpanTree
@@ -49,7 +49,7 @@ _LAZY = {
         "TrajectoryJudge TrajectoryMatch",
         ".grading": "agrade grade",
         ".ingest": "TraceFormatError load_traces write_otlp_json",
-        ".models": "EvalResult TurnContext",
+        ".results": "EvalResult TurnContext",
         ".pytest_plugin.record": "recorded_trace",
         ".pytest_plugin.session": "TranscriptResult",
         ".pytest_plugin.transcript": "AgentReply Expect JudgeConfig ToolCallArgsConfig Turn",
@@ -79,7 +79,6 @@ __all__ = [
     "Span",
     "SpanNode",
     "SpanQuery",
-    "SpanRecorder",
     "SpanTree",
     "ToolCall",
     "ToolCallArgsConfig",

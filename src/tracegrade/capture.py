@@ -1,4 +1,4 @@
-"""Record the spans of a block of code: `SpanRecorder` (a `SpanProcessor`) and `capture()`.
+"""Record the spans of a block of code: `_SpanRecorder` (a `SpanProcessor`) and `capture()`.
 
 Attribution happens once, at `on_start`: a span belongs to the innermost capture active in the
 context it started in, or else to the capture that owns its parent span (so spans started in
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .spans import LogRecord, Span
     from .trajectory import Trajectory
 
-__all__ = ["Capture", "RemoteSource", "SpanRecorder", "active_capture", "capture", "ensure_recorder"]
+__all__ = ["Capture", "RemoteSource", "_SpanRecorder", "active_capture", "capture", "ensure_recorder"]
 
 _log = logging.getLogger("tracegrade")
 
@@ -195,7 +195,7 @@ def _slim(span: ReadableSpan) -> None:
         span._links = tuple(ln._dq) if ln._dq else ()  # type: ignore[attr-defined]
 
 
-class SpanRecorder(SpanProcessor):
+class _SpanRecorder(SpanProcessor):
     """Keeps the spans that belong to an open capture; ignores all others. Never raises.
 
     No per-span table: a span's capture is found from the context (`_ACTIVE`) it starts and
@@ -224,7 +224,7 @@ class SpanRecorder(SpanProcessor):
             if cap._open.setdefault(sid, span) is not span:  # an open span has this id (a faulty IdGenerator)
                 cap._open_twins.setdefault(sid, []).append(span)
         except Exception:  # a recorder bug must never reach the instrumented application
-            _log.debug("tracegrade: SpanRecorder.on_start failed", exc_info=True)
+            _log.debug("tracegrade: _SpanRecorder.on_start failed", exc_info=True)
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
@@ -246,7 +246,7 @@ class SpanRecorder(SpanProcessor):
                     c._spans.append(span)
                 c = c.parent
         except Exception:
-            _log.debug("tracegrade: SpanRecorder.on_end failed", exc_info=True)
+            _log.debug("tracegrade: _SpanRecorder.on_end failed", exc_info=True)
 
     def _claim(self, sid: int) -> Capture | None:
         """The open capture a span ending in a foreign context was open in (removing it there)."""
@@ -293,7 +293,7 @@ class SpanRecorder(SpanProcessor):
         return True
 
 
-_RECORDER = SpanRecorder()
+_RECORDER = _SpanRecorder()
 _attached: weakref.WeakSet[TracerProvider] = weakref.WeakSet()
 _attach_lock = threading.Lock()
 

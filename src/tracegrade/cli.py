@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .models import EvalResult
+from .results import EvalResult
 from .trajectory import Trajectory
 from .tree import SpanNode, SpanTree
 

@@ -25,7 +25,7 @@ from .evaluators import (
     TrajectoryMatch,
 )
 from .grading import grade
-from .models import EvalResult
+from .results import EvalResult
 
 __all__ = ["CASES", "DemoCase", "build_agent", "run_demo"]
 

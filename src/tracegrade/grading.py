@@ -12,7 +12,7 @@ from typing import Any
 
 from .capture import Capture
 from .evaluators.base import evaluator_name
-from .models import EvalResult, TurnContext
+from .results import EvalResult, TurnContext
 from .spans import Span
 from .trajectory import Trajectory
 from .tree import SpanTree

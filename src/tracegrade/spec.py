@@ -15,13 +15,11 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from .errors import SpecError
+
 __all__ = ["SpecError", "build_evaluator", "build_evaluators", "evaluator_registry", "load_spec", "register_evaluator"]
 
 _EXTRA: dict[str, type] = {}
-
-
-class SpecError(ValueError):
-    """A grading spec that cannot be turned into evaluators; the message says where and why."""
 
 
 def register_evaluator(cls: type, name: str | None = None) -> type:

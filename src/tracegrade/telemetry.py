@@ -13,7 +13,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from .capture import Capture
-from .models import EvalResult
+from .results import EvalResult
 from .trajectory import Trajectory
 from .tree import SpanNode, SpanTree
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import orjson
 
 from .._gc import paused_gc
+from ..errors import BatchInputError
 from ..grading import grade
 from ..spans import Span
 from ..trajectory import Trajectory
@@ -43,10 +44,6 @@ CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 
 Row = tuple[Any, ...]
 GroupBy = Literal["trace", "conversation"]
-
-
-class BatchInputError(ValueError):
-    """Bad batch input (a source, an option, a table that is not in the span layout): says what and where."""
 
 
 # --- span conditions (`--where`) ---------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from ..models import OUTCOMES
+from ..results import OUTCOMES
 from ._core import BatchInputError, Row
 
 if TYPE_CHECKING:

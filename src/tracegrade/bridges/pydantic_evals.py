@@ -46,11 +46,12 @@ from pydantic_evals.otel import SpanTree as PydanticEvalsSpanTree
 from pydantic_evals.otel import SpanTreeRecordingError
 
 from .. import evaluators as _tg
+from ..errors import TracegradeEvaluationError
 from ..evaluators.agentic import TrajectoryOrder
 from ..evaluators.base import evaluator_name
 from ..grading import _coerce
 from ..matching import ArgsMode, KeyRule
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 from ..spans import Span, SpanStatus
 from ..trajectory import Trajectory
 from ..tree import SpanPredicate, SpanQuery, SpanTree
@@ -304,11 +305,6 @@ def turn_context(ctx: EvaluatorContext[Any, Any, Any], *, dialect: str | Dialect
 # --- the evaluators --------------------------------------------------------------------------------
 
 Value = Literal["auto", "passed", "score"]
-
-
-class TracegradeEvaluationError(RuntimeError):
-    """A tracegrade evaluator ended with outcome `error` (e.g. a judge's model call failed):
-    raised so that pydantic-evals reports an evaluator failure, not a FAIL verdict."""
 
 
 _JUDGES = (_tg.JudgeEvaluator, _tg.ToolCallArgsJudgeEvaluator, _tg.TrajectoryJudge)

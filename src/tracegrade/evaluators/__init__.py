@@ -8,7 +8,7 @@ from .base import BaseEvaluator, Evaluator
 from .health import MaxDuration, MaxTokens, NoErrorSpans, NoToolLoops
 from .judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge
 from .reply import ContainsEvaluator
-from .spans import HasMatchingSpan
+from .span_match import HasMatchingSpan
 from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
 
 __all__ = [

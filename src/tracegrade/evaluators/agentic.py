@@ -24,7 +24,7 @@ from ..matching import (
     occurrence_index,
     step_matches,
 )
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, Trajectory, args_cut_reason
 from ..tree import SpanQuery, validate_query
 from .base import BaseEvaluator, scoped_trajectory

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 
 if TYPE_CHECKING:
     from ..trajectory import Trajectory

@@ -9,7 +9,7 @@ from datetime import timedelta
 from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
 from ..tree import SpanNode, SpanQuery
 from .agentic import _Scoped

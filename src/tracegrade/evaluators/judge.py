@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
 from .base import BaseEvaluator, require_trajectory
 from .tools import calls_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 from .base import BaseEvaluator
 
 __all__ = ["ContainsEvaluator"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments, occurrence_index
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, args_cut_reason
 from .agentic import not_recorded_reason
 from .base import NO_SPANS_REASON, BaseEvaluator, missing_tool_evidence

@@ -2,43 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from ..errors import TraceFormatError
 
 __all__ = ["DEFAULT_MAX_ATTRIBUTE_BYTES", "DEFAULT_MAX_INFLATED_BYTES", "TraceFormatError"]
 
 DEFAULT_MAX_ATTRIBUTE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_INFLATED_BYTES = 256 * 1024 * 1024
 """The most bytes one gzip-compressed trace file may inflate to."""
-
-
-class TraceFormatError(ValueError):
-    """A trace file that cannot be read: says which file, where in it, and what is wrong.
-
-    `path` is the file, `line` the 1-based line of a JSON lines file (None for a whole document),
-    `location` the JSON path inside the document or line (`resourceSpans[0].scopeSpans[1].spans[3].spanId`)
-    or a position (`column 17`, `message 2`), and `problem` the bare description.
-    """
-
-    def __init__(
-        self, problem: str, path: str | os.PathLike[str] | None = None, line: int | None = None, location: str = ""
-    ) -> None:
-        self.problem = problem
-        self.path = None if path is None else os.fspath(path)
-        self.line = line
-        self.location = location
-        super().__init__(problem)
-
-    def __str__(self) -> str:
-        where = self.path or "<trace>"
-        if self.line is not None:
-            where += f":{self.line}"
-        if self.location:
-            where += f": {self.location}"
-        return f"{where}: {self.problem}"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.problem, self.path, self.line, self.location))
 
 
 class Bad(Exception):

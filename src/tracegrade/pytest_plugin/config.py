@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import ConfigError
+
 __all__ = [
     "ENV_VARS",
     "AgentEvalSettings",
@@ -69,10 +71,6 @@ ENV_VARS: dict[str, str] = {key: f"AGENT_EVAL_{key.upper()}" for key in _KEYS}
 _ENV_ALIASES = {"EVAL_LIVE": "live"}
 _BOOL_KEYS = frozenset({"live", "record"})
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
-
-
-class ConfigError(ValueError):
-    """An invalid setting; the message names the key and where it was set."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..models import OUTCOMES
+from ..results import OUTCOMES
 from .session import TranscriptResult, describe_call
 
 __all__ = ["markdown_report", "summary_line", "terminal_lines", "transcript_record"]

@@ -20,7 +20,7 @@ import pytest
 
 from ..capture import Capture, capture
 from ..grading import run_evaluator
-from ..models import OUTCOMES, EvalResult, Outcome, TurnContext
+from ..results import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
 from .transcript import AgentReply, Turn
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..errors import ExpectError
 from ..evaluators import (
     ContainsEvaluator,
     HasMatchingSpan,
@@ -27,15 +28,6 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
 __all__ = ["AgentReply", "Expect", "ExpectError", "JudgeConfig", "ToolCallArgsConfig", "Turn"]
-
-
-class ExpectError(ValueError):
-    """An invalid `Expect` field; `field` names it (YAML errors prefix the transcript path)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 @dataclass

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .. import _yaml
+from ..errors import TranscriptError
 from ..evaluators.agentic import TrajectoryOrder
 from ..matching import ArgsMode
 from ..tree import validate_query
@@ -29,23 +30,6 @@ from .transcript import Expect, ExpectError, JudgeConfig, ToolCallArgsConfig, Tu
 __all__ = ["AgentEvalFile", "AgentEvalItem", "Transcript", "TranscriptError", "load_transcript"]
 
 Loc = tuple[str | int, ...]
-
-
-class TranscriptError(Exception):
-    """An invalid transcript file: `file:line: path: message`."""
-
-    def __init__(self, path: Path, loc: Loc, message: str, line: int | None = None) -> None:
-        self.path, self.loc, self.message, self.line = path, loc, message, line
-        where = f"{path}:{line}" if line else str(path)
-        super().__init__(f"{where}: {format_loc(loc)}: {message}" if loc else f"{where}: {message}")
-
-
-def format_loc(loc: Loc) -> str:
-    """`("turns", 1, "expect", "judge")` → `turns[1].expect.judge`."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def _parse_loc(text: str) -> Loc:

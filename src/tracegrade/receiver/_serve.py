@@ -15,7 +15,7 @@ from typing import Any, Literal
 from .. import __version__ as _tracegrade_version
 from ..batch._core import params_hash
 from ..grading import grade
-from ..models import EvalResult
+from ..results import EvalResult
 from ..telemetry import result_attributes
 from ..trajectory import Trajectory
 from ..tree import SpanTree

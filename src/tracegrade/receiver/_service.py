@@ -22,15 +22,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from ..errors import ServiceError
 from ._server import OTLPReceiver
 
 __all__ = ["ServiceError", "ServiceProcess", "session_receiver"]
 
 _LOG_TAIL = 4000
-
-
-class ServiceError(RuntimeError):
-    """The service did not start, or exited with an error; the message ends with its log."""
 
 
 _SESSION: list[OTLPReceiver] = []

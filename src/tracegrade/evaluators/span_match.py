@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..models import EvalResult, TurnContext
+from ..results import EvalResult, TurnContext
 from ..tree import SpanNode, SpanPredicate, SpanQuery, validate_query
 from .base import NO_SPANS_REASON, BaseEvaluator
 

@@ -1,0 +1,105 @@
+"""Every error tracegrade raises on purpose: one tree under `TracegradeError`.
+
+Each subclass also derives from the builtin that describes its kind (`ValueError` for bad input,
+`RuntimeError` for a failed process or evaluation), so `except ValueError` keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BatchInputError",
+    "ConfigError",
+    "ExpectError",
+    "ServiceError",
+    "SpecError",
+    "TraceFormatError",
+    "TracegradeError",
+    "TracegradeEvaluationError",
+    "TranscriptError",
+]
+
+Loc = tuple[str | int, ...]
+
+
+class TracegradeError(Exception):
+    """Base of every error tracegrade raises on purpose."""
+
+
+class TraceFormatError(TracegradeError, ValueError):
+    """A trace file that cannot be read: says which file, where in it, and what is wrong.
+
+    `path` is the file, `line` the 1-based line of a JSON lines file (None for a whole document),
+    `location` the JSON path inside the document or line (`resourceSpans[0].scopeSpans[1].spans[3].spanId`)
+    or a position (`column 17`, `message 2`), and `problem` the bare description.
+    """
+
+    def __init__(
+        self, problem: str, path: str | os.PathLike[str] | None = None, line: int | None = None, location: str = ""
+    ) -> None:
+        self.problem = problem
+        self.path = None if path is None else os.fspath(path)
+        self.line = line
+        self.location = location
+        super().__init__(problem)
+
+    def __str__(self) -> str:
+        where = self.path or "<trace>"
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.location:
+            where += f": {self.location}"
+        return f"{where}: {self.problem}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.problem, self.path, self.line, self.location))
+
+
+class SpecError(TracegradeError, ValueError):
+    """A grading spec that cannot be turned into evaluators; the message says where and why."""
+
+
+class ConfigError(TracegradeError, ValueError):
+    """An invalid setting; the message names the key and where it was set."""
+
+
+class ExpectError(TracegradeError, ValueError):
+    """An invalid `Expect` field; `field` names it (YAML errors prefix the transcript path)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def format_loc(loc: Loc) -> str:
+    """`("turns", 1, "expect", "judge")` → `turns[1].expect.judge`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class TranscriptError(TracegradeError):
+    """An invalid transcript file: `file:line: path: message`."""
+
+    def __init__(self, path: Path, loc: Loc, message: str, line: int | None = None) -> None:
+        self.path, self.loc, self.message, self.line = path, loc, message, line
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {format_loc(loc)}: {message}" if loc else f"{where}: {message}")
+
+
+class BatchInputError(TracegradeError, ValueError):
+    """Bad batch input (a source, an option, a table that is not in the span layout): says what and where."""
+
+
+class ServiceError(TracegradeError, RuntimeError):
+    """The service did not start, or exited with an error; the message ends with its log."""
+
+
+class TracegradeEvaluationError(TracegradeError, RuntimeError):
+    """A tracegrade evaluator ended with outcome `error` (e.g. a judge's model call failed):
+    raised so that pydantic-evals reports an evaluator failure, not a FAIL verdict."""
