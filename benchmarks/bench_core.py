@@ -292,6 +292,96 @@ def bench_evaluators(
 
 
 # --------------------------------------------------------------------------------------------
+# 0. end to end from SDK ReadableSpans: tree build + extraction + evaluators
+# --------------------------------------------------------------------------------------------
+@dataclass
+class EndToEnd:
+    tg: Variant
+    pe: Variant
+    pe_estimate_s: float | None = None  # when pydantic-evals' 10k x 10k LCS DP is estimated, not run
+    lcs_estimate_s: float | None = None
+
+
+def bench_end_to_end(
+    spans: list[ReadableSpan], n: int, names: Sequence[str], repeats: int, *, dp_seconds_1k: float, run_pe_dp: bool
+) -> EndToEnd:
+    """A list of spans in, verdicts out: each side builds its tree, reads the run and runs `names`."""
+    tg_evs, pe_evs = build_evaluators(tg_ev, n, names), build_evaluators(pe_ev, n, names)
+
+    def tg_run(_: Any) -> list[Any]:
+        return grade(TgSpanTree.from_readable_spans(spans), tg_evs)
+
+    def pe_run(_: Any) -> list[Any]:
+        tree = PeSpanTree()
+        tree.add_readable_spans(spans)
+        return pe_values(pe_evs, pe_context(tree))
+
+    assert [r.outcome for r in tg_run(None)] == ["passed"] * len(names)
+    seq = tool_sequence(n)
+    lcs_value = lcs_length(seq, seq)
+    estimated = n > 1_000 and not run_pe_dp and "TrajectoryMatch" in names
+    saved = pe_agentic._longest_common_subsequence_length
+    if estimated:
+        pe_agentic._longest_common_subsequence_length = lambda a, b: lcs_value
+    try:
+        assert all(v in (True, 1.0) for v in pe_run(None))
+        v_tg = Variant(f"tracegrade from_readable_spans + grade ({len(names)})", tg_run, warmup=0)
+        v_pe = Variant(
+            f"pydantic-evals add_readable_spans + {len(names)} evaluators" + (" (LCS DP stubbed)" if estimated else ""),
+            pe_run,
+            repeats=3 if "TrajectoryMatch" in names and n <= 1_000 else None,
+            warmup=0,
+        )
+        measure([v_tg, v_pe], repeats)
+    finally:
+        pe_agentic._longest_common_subsequence_length = saved
+    out = EndToEnd(v_tg, v_pe)
+    if estimated:
+        out.lcs_estimate_s = dp_seconds_1k * (n / 1_000) ** 2
+        out.pe_estimate_s = v_pe.median + out.lcs_estimate_s
+    return out
+
+
+def end_to_end_row(target: str, e: EndToEnd, n: int, goal: float) -> Row:
+    if e.pe_estimate_s is None:
+        return speedup_row(target, n, e.tg, e.pe, goal)
+    assert e.lcs_estimate_s is not None
+    r = e.pe_estimate_s / e.tg.median
+    return Row(
+        target, f"{n:,}", fmt_v(e.tg),
+        f"~{fmt_t(e.pe_estimate_s)} est. ({fmt_v(e.pe)} measured with the LCS stubbed + ~{fmt_t(e.lcs_estimate_s)} LCS DP)",
+        f"~{r:,.0f}× (est., vs tracegrade median)", f"≥ {goal:g}×", r >= goal,
+        {"ours": summary(e.tg), "theirs_measured_without_lcs": summary(e.pe), "theirs_lcs_estimate_s": e.lcs_estimate_s,
+         "theirs_estimate_s": e.pe_estimate_s, "ratio_estimated": r, "goal": f">= {goal}x", "passed": r >= goal,
+         "estimated": True},
+    )  # fmt: skip
+
+
+def corpus_trees() -> list[Any]:
+    """Every run of the committed framework corpus (fixtures/frameworks), as trees with their logs."""
+    from tracegrade.ingest import read_logs, read_spans
+
+    corpus = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+    trees = []
+    for entry in json.loads((corpus / "manifest.json").read_text())["runs"]:
+        tree = TgSpanTree.from_spans(read_spans(corpus / entry["traces"]))
+        if entry.get("logs"):
+            tree.attach_logs(read_logs(corpus / entry["logs"]))
+        trees.append(tree)
+    return trees
+
+
+def bench_corpus_extraction(repeats: int) -> tuple[Variant, int, int]:
+    """`dialects.extract` over every tree of the corpus: the whole corpus once per sample."""
+    from tracegrade.dialects import extract
+
+    trees = corpus_trees()
+    v = Variant("tracegrade dialects.extract, whole corpus", lambda _: [extract(t) for t in trees])
+    measure([v], repeats)
+    return v, len(trees), sum(len(t) for t in trees)
+
+
+# --------------------------------------------------------------------------------------------
 # 3. LCS (TrajectoryMatch in_order)
 # --------------------------------------------------------------------------------------------
 def lcs_inputs(n: int) -> tuple[list[str], list[str]]:
@@ -573,6 +663,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"2. five evaluators, N={n:,}")
         rows += evaluator_rows(bench_evaluators(traces[n], n, reps[n], dp_seconds_1k=dp_1k, run_pe_dp=args.full), n)
 
+    e2e_rows: list[Row] = []
+    for n in SIZES:
+        log(f"0. end to end (tree + extraction + five evaluators), N={n:,}")
+        e2e = bench_end_to_end(traces[n], n, ALL5, reps[n], dp_seconds_1k=dp_1k, run_pe_dp=args.full)
+        e2e_rows.append(end_to_end_row("0. end to end from ReadableSpans: tree + extraction + 5 evaluators", e2e, n, 5))
+    log("0. end to end TrajectoryMatch in_order, 1k x 1k")
+    e2e_tm = bench_end_to_end(traces[1_000], 1_000, ("TrajectoryMatch",), reps[1_000], dp_seconds_1k=dp_1k,
+                              run_pe_dp=True)  # fmt: skip
+    e2e_rows.append(end_to_end_row("0. end to end TrajectoryMatch in_order 1k × 1k", e2e_tm, 1_000, 100))
+    rows[:0] = e2e_rows
+    log("0. extraction over the framework corpus")
+    corpus_v, corpus_runs, corpus_spans = bench_corpus_extraction(reps[1_000])
+    us = corpus_v.median / corpus_spans * 1e6
+    rows.append(Row(
+        "   info: extraction over the framework corpus", f"{corpus_spans:,} spans", fmt_v(corpus_v),
+        f"{corpus_runs} runs", f"{us:.2f} µs per span (median)", "(info)", None,
+        {"ours": summary(corpus_v), "runs": corpus_runs, "spans": corpus_spans, "us_per_span": us},
+    ))  # fmt: skip
     rows.append(speedup_row("3. LCS in_order, 1k × 1k", 1_000, lcs_tg1, lcs_pe1, 100))
     est10 = dp_1k * 100
     passed10 = lcs_tg10.median < 1.0
