@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from tracegrade.ingest import load_traces, write_otlp_json
+from tracegrade import load_traces, write_otlp_json
 from tracegrade.spans import Span
 
 RESOURCE = {

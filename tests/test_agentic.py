@@ -5,16 +5,18 @@ from __future__ import annotations
 import pytest
 
 from _agents import run_captured
-from tracegrade import EvalResult, SpanTree, grade
+from tracegrade import EvalResult, grade
 from tracegrade.evaluators import (
     ArgumentCorrectness,
     HasMatchingSpan,
     MaxModelRequests,
     MaxToolCalls,
+    ToolCallArgsEvaluator,
     ToolCorrectness,
     TrajectoryMatch,
 )
 from tracegrade.results import TurnContext
+from tracegrade.tree import SpanTree
 
 
 def one(source: object, evaluator: object) -> EvalResult:
@@ -79,7 +81,7 @@ def test_failed_attempts_are_excluded_unless_asked() -> None:
 
 
 def test_invalid_order_and_threshold_are_rejected() -> None:
-    with pytest.raises(ValueError, match="order must be"):
+    with pytest.raises(ValueError, match="TrajectoryMatch.order: must be"):
         TrajectoryMatch(["a"], order="sorted")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="threshold"):
         TrajectoryMatch(["a"], threshold=1.5)
@@ -145,9 +147,19 @@ def test_failed_attempts_are_separate_occurrences_with_include_failed() -> None:
 def test_never_called_differs_from_mismatch() -> None:
     cap = run_captured([("search", {"q": "a"})])
     never = one(cap, ArgumentCorrectness("refund", {"id": 1}))
-    assert "No calls to tool 'refund'" in never.reasoning and "['search']" in never.reasoning
+    assert "tool 'refund' was never called" in never.reasoning and "['search']" in never.reasoning
     mismatch = one(cap, ArgumentCorrectness("search", {"q": "z"}))
-    assert "argument mismatch: key 'q': expected 'z', got 'a'" in mismatch.reasoning
+    assert "do not match (subset): key 'q': expected 'z', got 'a'" in mismatch.reasoning
+
+
+def test_both_argument_checks_give_the_same_verdicts_and_reasons() -> None:
+    cap = run_captured([("search", {"q": "a"}), ("search", {"q": "b"})])
+    cases = [("refund", {"id": 1}, "first"), ("search", {"q": "z"}, "first"), ("search", {"q": "b"}, "any"),
+             ("search", {"q": "z"}, "any"), ("search", {"q": "a"}, 5), ("search", {"q": "b"}, "last")]  # fmt: skip
+    for tool, args, occurrence in cases:
+        core = one(cap, ArgumentCorrectness(tool, args, occurrence=occurrence))
+        pytest_family = one(cap, ToolCallArgsEvaluator(tool, args, occurrence=occurrence))
+        assert (core.outcome, core.reasoning) == (pytest_family.outcome, pytest_family.reasoning), (tool, occurrence)
 
 
 def test_arguments_not_recorded_is_not_evaluated() -> None:

@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from _batch_data import SPEC, record_runs, trace_ids, write_files
-from tracegrade.batch import BatchInputError, grade_traces, spans_to_table, write_span_parquet
+from tracegrade.batch import grade_traces, spans_to_table, write_span_parquet
 from tracegrade.batch._arrow import SpanTableSource
 from tracegrade.batch._core import parse_condition, sample_bound
 from tracegrade.cli import main
+from tracegrade.errors import BatchInputError
 from tracegrade.grading import grade
 from tracegrade.ingest import iter_traces, read_spans
 from tracegrade.spans import Span
@@ -261,7 +262,7 @@ def test_cli_writes_results_and_exits_1_when_a_trace_fails(
     assert pq.read_table(out).num_rows == 60
     text = capsys.readouterr().out
     assert "pass rate by evaluator and agent" in text and "worst cohorts" in text
-    assert "12 unit(s):" in text
+    assert "12 eval(s):" in text
 
 
 def test_cli_exits_0_when_every_trace_passes(recorded: dict[str, Any], tmp_path: Path) -> None:
@@ -342,3 +343,43 @@ def test_a_directory_mixing_parquet_and_trace_files_is_refused(recorded: dict[st
     shutil.copy(recorded["files"][0], tmp_path / "traces.jsonl")
     with pytest.raises(BatchInputError, match="holds both Parquet files and trace files"):
         grade_traces([tmp_path], SPEC, workers=1)
+
+
+def test_span_table_keeps_events_per_span_resources_and_empty_attribute_maps(tmp_path: Path) -> None:
+    from tracegrade.batch._arrow import SpanTableSource, arrow_spans
+    from tracegrade.spans import SpanEvent
+
+    res_a, res_b = {"service.name": "a", "deployment": "prod"}, {"service.name": "b"}
+    spans = [
+        Span(1, 10, None, "root", 100, 200, {"k": "v", "n": "1"}, resource=res_a),
+        Span(1, 11, 10, "chat", 110, 150, {}, events=(SpanEvent("gen_ai.choice", 120, {"index": "0"}),
+                                                       SpanEvent("exception", 130)), resource=res_a),
+        Span(2, 20, None, "other", 300, 400, {"x": "y"}, resource=res_b),
+        Span(2, 21, 20, "child", 310, 320, {"k": "w"}, resource=res_a),
+    ]  # fmt: skip
+    write_span_parquet(spans, tmp_path / "t.parquet")
+    table = SpanTableSource(tmp_path / "t.parquet", "parquet").scan((), 1 << 64, None)
+    back = arrow_spans(table, "t")
+    assert [s.attributes for s in back] == [s.attributes for s in spans]
+    assert [s.resource for s in back] == [res_a, res_a, res_b, res_a]
+    assert back[1].events == (SpanEvent("gen_ai.choice", 120, {"index": "0"}), SpanEvent("exception", 130, {}))
+    assert [s.events for s in back[:1] + back[2:]] == [(), (), ()]
+    no_events = table.drop_columns(["Events.Timestamp", "Events.Name", "Events.Attributes"])
+    assert [s.events for s in arrow_spans(no_events, "t")] == [()] * 4
+    nulls = table.set_column(
+        table.schema.get_field_index("SpanAttributes"), "SpanAttributes",
+        pa.array([None, [("k", "v")], None, []], table.schema.field("SpanAttributes").type),
+    )  # fmt: skip
+    assert [s.attributes for s in arrow_spans(nulls, "t")] == [{}, {"k": "v"}, {}, {}]
+
+
+def test_the_callers_code_runs_with_the_cyclic_gc_on_between_units(recorded: dict[str, Any]) -> None:
+    import gc
+
+    from tracegrade.batch._core import GradingPlan, Options
+    from tracegrade.batch._plan import OtlpTask, iter_task
+
+    plan = GradingPlan(build_evaluators(SPEC), Options())
+    assert gc.isenabled()
+    seen = [gc.isenabled() for _ in iter_task(OtlpTask(str(recorded["files"][0])), plan)]
+    assert seen == [True] * 6 and gc.isenabled()

@@ -73,3 +73,17 @@ def test_spark_gives_the_local_rows_for_conversations(spark: Any, sources: dict[
         assert on_spark == local
         conv = [r for r in local if r["conversation_id"] == "conv-1"]
         assert len(conv) == 1 and conv[0]["outcome"] == "passed"
+
+
+def test_spark_grades_a_table_in_trace_id_ranges_with_the_local_rows(
+    spark: Any, sources: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracegrade.batch import _spark
+
+    local = grade_traces([sources["parquet"]], SPEC, workers=1).rows()
+    monkeypatch.setattr(_spark, "SPANS_PER_JOB", 40)  # the table's ~80 spans: two jobs, one per id range
+    jobs = spark.sparkContext.statusTracker()
+    before = len(jobs.getJobIdsForGroup(None))
+    on_spark = grade_traces([sources["parquet"]], SPEC, engine="spark", spark=spark).rows()
+    assert on_spark == local and len(local) == 10 * 5
+    assert len(jobs.getJobIdsForGroup(None)) - before >= 2

@@ -43,10 +43,12 @@ from pydantic_evals.otel import SpanTreeRecordingError
 from pydantic_evals.reporting import EvaluationReport
 
 import tracegrade.bridges.pydantic_evals as tb
-from tracegrade import EvalResult, Span, SpanTree, Trajectory, TurnContext, capture, instrument_content
+from tracegrade import EvalResult, Span, Trajectory, TurnContext, capture
 from tracegrade import evaluators as tg
 from tracegrade.capture import ensure_recorder
+from tracegrade.content import instrument_content
 from tracegrade.evaluators import judge as judge_module
+from tracegrade.tree import SpanTree
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -791,8 +793,9 @@ AGENTIC = [
 
 
 def _init_fields(cls: type) -> list[tuple[str, Any]]:
+    """The constructor's parameters in signature order (keyword-only ones last), with their defaults."""
     out = []
-    for f in dataclasses.fields(cls):
+    for f in sorted(dataclasses.fields(cls), key=lambda f: f.kw_only):
         if f.init:
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             out.append((f.name, default))
@@ -826,7 +829,7 @@ def test_evaluation_names_follow_pydantic_evals() -> None:
 
 
 def test_bad_parameters_fail_at_construction() -> None:
-    with pytest.raises(ValueError, match="order must be one of"):
+    with pytest.raises(ValueError, match="TrajectoryMatch.order: must be one of"):
         tb.TrajectoryMatch(expected_trajectory=["a"], order="sideways")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown SpanQuery key"):
         tb.HasMatchingSpan(query={"name_equal": "x"})  # type: ignore[typeddict-unknown-key]
@@ -835,18 +838,18 @@ def test_bad_parameters_fail_at_construction() -> None:
 def test_the_span_tree_is_converted_and_the_trajectory_extracted_once_per_case(monkeypatch: pytest.MonkeyPatch) -> None:
     conversions: list[int] = []
     extractions: list[int] = []
-    real_convert, real_extract = tb.from_pydantic_evals_tree, Trajectory.from_tree.__func__  # type: ignore[attr-defined]
+    real_convert, real_extract = tb.from_pydantic_evals_tree, tb.extract
 
     def convert(tree: PESpanTree) -> SpanTree:
         conversions.append(id(tree))
         return real_convert(tree)
 
-    def extract(cls: type, tree: SpanTree, **kwargs: Any) -> Trajectory:
+    def extract(tree: SpanTree, **kwargs: Any) -> Trajectory:
         extractions.append(id(tree))
-        return real_extract(cls, tree, **kwargs)  # type: ignore[no-any-return]
+        return real_extract(tree, **kwargs)
 
     monkeypatch.setattr(tb, "from_pydantic_evals_tree", convert)
-    monkeypatch.setattr(Trajectory, "from_tree", classmethod(extract))
+    monkeypatch.setattr(tb, "extract", extract)
     seen: dict[str, set[int]] = {}
 
     class SeesTrajectory:

@@ -166,19 +166,32 @@ def test_capture_without_a_configured_provider_installs_an_sdk_provider(tmp_path
         from opentelemetry.sdk.trace import TracerProvider
         from tracegrade import capture
 
+        from pydantic_ai import Agent
+        from pydantic_ai.models.test import TestModel
+
         early = trace.get_tracer("imported before any provider")  # a proxy tracer, as at module import
         before = type(trace.get_tracer_provider()).__name__
         with capture() as cap, early.start_as_current_span("work"):
             pass
+        agent = Agent(TestModel(), name="a")
+        agent.instrument = True  # the global provider, which capture() installed
+
+        @agent.tool_plain
+        def lookup(k: str) -> str:
+            return k
+
+        with capture() as run:
+            agent.run_sync("go")
         print(json.dumps({
             "before": before,
             "now_sdk": isinstance(trace.get_tracer_provider(), TracerProvider),
             "captured": [s.name for s in cap.spans],
+            "tools": run.trajectory.tool_names,
         }))
         """,
         tmp_path,
     )
-    assert result == {"before": "ProxyTracerProvider", "now_sdk": True, "captured": ["work"]}
+    assert result == {"before": "ProxyTracerProvider", "now_sdk": True, "captured": ["work"], "tools": ["lookup"]}
 
 
 def test_recorder_is_attached_once_to_the_global_provider(tracer: Tracer) -> None:
@@ -295,8 +308,8 @@ async def planned_model(messages: list[ModelMessage], info: AgentInfo) -> ModelR
     return ModelResponse(parts=[TextPart(f"run {run} done")])
 
 
-def planned_agent() -> Agent[None, str]:
-    agent: Agent[None, str] = Agent(FunctionModel(planned_model), name="planner")
+def planned_agent(name: str) -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(FunctionModel(planned_model), name=name)
     agent.instrument = InstrumentationSettings(include_content=True)  # the global provider
     for name in TOOLS:
 
@@ -309,18 +322,18 @@ def planned_agent() -> Agent[None, str]:
 
 
 def test_concurrent_agent_runs_each_capture_exactly_their_own_tool_calls(tracer: Tracer) -> None:
-    agent = planned_agent()
+    agents = [planned_agent(f"planner{k}") for k in range(5)]  # each agent runs ten times at once
 
-    async def one(run: int) -> tuple[list[tuple[str, Any]], int]:
+    async def one(run: int) -> tuple[list[tuple[str, Any, str | None]], int]:
         async with capture() as cap:
-            await agent.run(f"run {run}")
-        return [(c.name, c.args) for c in cap.trajectory.tool_calls], len(cap.tree.trace_ids)
+            await agents[run % 5].run(f"run {run}")
+        return [(c.name, c.args, c.agent) for c in cap.trajectory.tool_calls], len(cap.tree.trace_ids)
 
-    async def all_runs() -> list[tuple[list[tuple[str, Any]], int]]:
+    async def all_runs() -> list[tuple[list[tuple[str, Any, str | None]], int]]:
         return await asyncio.gather(*(one(i) for i in range(50)))
 
     results = asyncio.run(all_runs())
-    assert [calls for calls, _ in results] == [plan(i) for i in range(50)]
+    assert [calls for calls, _ in results] == [[(*step, f"planner{i % 5}") for step in plan(i)] for i in range(50)]
     assert {traces for _, traces in results} == {1}  # no span of another run's trace got in
 
 
@@ -530,6 +543,7 @@ def test_failure_recording_a_span_start_does_not_reach_the_application(
             ran.append(span.is_recording())
     assert "_SpanRecorder.on_start failed" in recorder_log.text  # the injected failure did happen
     assert ran == [True] and names(exporter.get_finished_spans()) == ["app work"]
+    assert cap.spans == []  # the span the recorder failed on is not half-recorded
 
 
 def test_failure_recording_a_span_end_does_not_reach_the_application(

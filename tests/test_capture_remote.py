@@ -120,7 +120,8 @@ def test_agent_eval_turns_are_graded_on_the_service_spans_sent_to_the_otlp_recei
         from pydantic_ai import Agent, InstrumentationSettings
         from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
         from pydantic_ai.models.function import FunctionModel
-        from tracegrade import Expect, ToolCallArgsConfig, Turn, trace_headers
+        from tracegrade import Expect, Turn, trace_headers
+        from tracegrade import ToolCallArgsConfig
 
 
         @pytest.fixture(scope="session")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from _agents import run_captured
+from tracegrade import write_otlp_json
 from tracegrade.cli import main
-from tracegrade.ingest import write_otlp_json
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,10 @@ def test_grade_command_exit_codes_and_formats(cap, tmp_path: Path, capsys: pytes
     good.write_text("evaluators:\n  - ToolCorrectness: {expected_tools: [search, answer]}\n")
     bad.write_text("evaluators:\n  - MaxToolCalls: 1\n")
     assert main(["grade", str(trace.parent), "--spec", str(good)]) == 0
-    assert "1 trace(s): 1 passed, 0 failed" in capsys.readouterr().out
+    assert "1 eval(s): 1 passed, 0 failed" in capsys.readouterr().out
     assert main(["grade", str(trace), "--spec", str(bad), "--format", "json"]) == 1
-    [doc] = json.loads(capsys.readouterr().out)
-    assert doc["passed"] is False and doc["results"][0]["reason"] == "3 tool call(s), budget=1"
+    [case] = json.loads(capsys.readouterr().out)["cases"]
+    assert case["passed"] is False and case["runs"][0]["turns"][0]["checks"][0]["reason"] == "3 tool call(s), budget=1"
     assert main(["grade", str(trace), "--spec", str(bad), "--format", "junit"]) == 1
     assert 'failures="1"' in capsys.readouterr().out
     assert main(["grade", str(trace), "--spec", str(bad), "--format", "markdown"]) == 1
@@ -63,7 +63,7 @@ def test_readme_commands_succeed_on_the_shipped_fixtures(
     for command in commands:
         assert main(command[1:]) == 0, command
     out = capsys.readouterr().out
-    assert "4 trace(s): 4 passed, 0 failed; checks: 24 passed, 0 failed, 0 not evaluated, 0 errors" in out
+    assert "4 eval(s): 4 passed, 0 failed; checks: 24 passed, 0 failed, 0 not evaluated, 0 errors" in out
     for dialect in ("genai", "openinference", "openllmetry", "pydantic_ai"):
         assert f"PASS fixtures/dialects/{dialect}.json: 5b8efff798038103d269b633813fc60c" in out
     assert "search(q='order 1234') (failed)" in out and "get_order(id=1234)" in out

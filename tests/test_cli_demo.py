@@ -30,10 +30,10 @@ def test_demo_command_prints_the_report(capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     assert "lookup_order(order_id='777')" in out
     assert "(failed: retry requested)" in out
-    assert "demo: 10 passed, 1 failed" in out
+    assert "checks: 10 passed, 1 failed" in out
 
 
 def test_python_dash_m_runs_the_demo() -> None:
     proc = subprocess.run([sys.executable, "-m", "tracegrade", "demo"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "demo: 10 passed, 1 failed" in proc.stdout
+    assert "checks: 10 passed, 1 failed" in proc.stdout

@@ -16,8 +16,8 @@ from pydantic_ai import Agent, InstrumentationSettings
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.models.test import TestModel
 
-from tracegrade import NOT_RECORDED, capture, grade, instrument_content
-from tracegrade.content import content_instrumentation_active
+from tracegrade import NOT_RECORDED, capture, grade
+from tracegrade.content import content_instrumentation_active, instrument_content
 from tracegrade.evaluators import ArgumentCorrectness, ToolCallArgsEvaluator, ToolCorrectness
 
 

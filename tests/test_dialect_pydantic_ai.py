@@ -13,10 +13,11 @@ from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, Instrumentati
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tracegrade import NOT_RECORDED, SpanTree, Trajectory, capture, grade
+from tracegrade import NOT_RECORDED, Trajectory, capture, grade
+from tracegrade.dialects import extract
 from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness
 from tracegrade.spans import Span
-from tracegrade.tree import SpanNode
+from tracegrade.tree import SpanNode, SpanTree
 
 VERSIONS = [2, 3, 4, 5, 6]
 
@@ -173,7 +174,7 @@ def test_argument_check_says_not_recorded_instead_of_mismatch(
 
 def test_same_trajectory_from_span_records(run: tuple[Trajectory, list[ReadableSpan], bool]) -> None:
     traj, spans, _ = run
-    again = Trajectory.from_tree(SpanTree.from_spans([Span.from_readable(s) for s in spans]))
+    again = extract(SpanTree.from_spans([Span.from_readable(s) for s in spans]))
     assert again.tool_names == traj.tool_names
     assert [c.args for c in again.all_calls] == [c.args for c in traj.all_calls]
 
@@ -261,14 +262,14 @@ def test_logfire_pending_spans_do_not_count_twice() -> None:
         1, 11, 10, "execute_tool search", 100, 100, {**base, "logfire.span_type": "pending_span"},
         scope_name="pydantic-ai",
     )  # fmt: skip
-    traj = Trajectory.from_tree(SpanTree.from_spans([real, pending]))
+    traj = extract(SpanTree.from_spans([real, pending]))
     assert traj.tool_names == ["search"]
 
 
 def test_running_tools_parent_span_is_not_a_call() -> None:
     parent = Span(1, 1, None, "running tools", 0, 10, {"tools": ("a",), "logfire.msg": "running 1 tool"})
     child = Span(1, 2, 1, "running tool", 1, 9, {"gen_ai.tool.name": "a", "tool_arguments": '{"v": 1}'})
-    traj = Trajectory.from_tree(SpanTree.from_spans([parent, child]))
+    traj = extract(SpanTree.from_spans([parent, child]))
     assert [(c.name, c.args) for c in traj.all_calls] == [("a", {"v": 1})]
 
 
@@ -280,5 +281,5 @@ def test_pre_v5_deferral_error_span_is_a_deferral_not_a_failure() -> None:
         events=(SpanEvent("exception", 3, {"exception.type": "pydantic_ai.exceptions.ApprovalRequired"}),),
         scope_name="pydantic-ai",
     )  # fmt: skip
-    [call] = Trajectory.from_tree(SpanTree([SpanNode.from_span(span)])).all_calls
+    [call] = extract(SpanTree([SpanNode.from_span(span)])).all_calls
     assert call.deferred == "ApprovalRequired" and not call.failed

@@ -52,7 +52,7 @@ def _record_refund_run(directory: Path) -> None:
 def test_doc_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run in a scratch directory holding a copy of fixtures/; test functions a block defines are
     called too, with the plugin's `recorded_trace` fixture bound to a real recorded run."""
-    from tracegrade import recorded_trace
+    from tracegrade.pytest_plugin.record import recorded_trace
 
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     monkeypatch.chdir(tmp_path)

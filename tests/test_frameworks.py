@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tracegrade import EvalResult, grade
+from tracegrade import EvalResult, grade, load_traces
+from tracegrade.dialects import extract
 from tracegrade.evaluators import (
     ArgumentCorrectness,
     MaxModelRequests,
@@ -107,24 +108,22 @@ def trajectory(run: str) -> Trajectory:
     tree = SpanTree.from_spans(read_spans(CORPUS / entry["traces"]))
     if entry.get("logs"):
         tree.attach_logs(read_logs(CORPUS / entry["logs"]))
-    return Trajectory.from_tree(tree)
+    return extract(tree)
 
 
-# Runs whose tool calls are recorded only in OTel log records that name no span (OpenLLMetry's
-# Anthropic events carry no trace or span id), so they cannot be attached: each must still fail
-# (strict), so a change there shows up here.
+# Runs whose tool calls are recorded only in OTel log records that name no span (OpenLLMetry's Anthropic
+# events carry no trace or span id), so nothing attributes them to a model request: every content check
+# is not_evaluated, with a reason that says so and what would record the content on the spans.
 CONTENT_IN_LOGS = {"anthropic--openllmetry--content-on--events", "anthropic--openllmetry--content-off--events"}
+UNATTRIBUTED = ("log record(s) name no span (no trace or span id)", "cannot be attributed to any model request",
+                "use_attributes=True", "emit the log records inside the span's context")  # fmt: skip
 
 
-def _runs(*, logs_matter: bool, content_only: bool = False) -> list[Any]:
-    """Every run; those in CONTENT_IN_LOGS expected to fail when `logs_matter` (only their content-on
-    runs when `content_only`: without content the logs hold no arguments either)."""
-    pending = pytest.mark.xfail(strict=True, reason="the calls are in OTel log records that name no span")
-
-    def waits(run: str) -> bool:
-        return logs_matter and run in CONTENT_IN_LOGS and not (content_only and "--content-off" in run)
-
-    return [pytest.param(p.stem, marks=pending) if waits(p.stem) else p.stem for p in ENTRIES]
+def _assert_unattributed(results: list[EvalResult]) -> None:
+    """Every result not_evaluated, each reason naming the unattributable log records and the fixes."""
+    assert _outcomes(results) == ["not_evaluated"] * len(results), [r.reasoning for r in results]
+    for r in results:
+        assert all(part in r.reasoning for part in UNATTRIBUTED), r.reasoning
 
 
 RUNS = [p.stem for p in ENTRIES]
@@ -139,7 +138,7 @@ def _outcomes(results: list[EvalResult]) -> list[str]:
     return [r.outcome for r in results]
 
 
-@pytest.mark.parametrize("run", _runs(logs_matter=True))
+@pytest.mark.parametrize("run", RUNS)
 def test_tool_checks_grade_right(run: str) -> None:
     entry, ev, traj = _entry(CORPUS / "entries" / f"{run}.json"), evidence(run), trajectory(run)
     calls = entry["truth"]["tool_calls"]
@@ -154,21 +153,25 @@ def test_tool_checks_grade_right(run: str) -> None:
         TrajectoryMatch(expected_trajectory=["search_kb", "get_order"], order="exact"),
         MaxToolCalls(max_calls=len(calls) - 2),
     ]
-    want_right, want_wrong = ("passed", "failed") if ev.names else ("not_evaluated", "not_evaluated")
     got = grade(traj, right + wrong)
+    if run in CONTENT_IN_LOGS:
+        return _assert_unattributed(got)
+    want_right, want_wrong = ("passed", "failed") if ev.names else ("not_evaluated", "not_evaluated")
     assert _outcomes(got) == [want_right] * 3 + [want_wrong] * 3, [r.reasoning for r in got]
 
 
-@pytest.mark.parametrize("run", _runs(logs_matter=True, content_only=True))
+@pytest.mark.parametrize("run", RUNS)
 def test_argument_checks_grade_right(run: str) -> None:
     ev, traj = evidence(run), trajectory(run)
     got = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234}), ArgumentCorrectness("get_order", {"order_id": 9999}),
                        ArgumentCorrectness("get_weather", {"city": "Paris"})])  # fmt: skip
+    if run in CONTENT_IN_LOGS:
+        return _assert_unattributed(got)
     want = ["passed", "failed", "passed"] if ev.arguments and ev.names else ["not_evaluated"] * 3
     assert _outcomes(got) == want, [r.reasoning for r in got]
 
 
-@pytest.mark.parametrize("run", _runs(logs_matter=False))
+@pytest.mark.parametrize("run", RUNS)
 def test_model_request_budget_grades_right(run: str) -> None:
     entry, traj = _entry(CORPUS / "entries" / f"{run}.json"), trajectory(run)
     n = entry["truth"]["model_requests"]
@@ -176,6 +179,30 @@ def test_model_request_budget_grades_right(run: str) -> None:
     unrecorded = any(run.startswith(prefix) for prefix in REQUESTS_NOT_RECORDED)
     want = ["not_evaluated", "not_evaluated"] if unrecorded else ["passed", "failed"]
     assert _outcomes(got) == want, [r.reasoning for r in got]
+
+
+def _records_naming_no_span(logs_file: Path) -> int:
+    doc = json.loads(logs_file.read_text())
+    records = [r for rl in doc["resourceLogs"] for sl in rl["scopeLogs"] for r in sl["logRecords"]]
+    return sum(1 for r in records if not r.get("traceId") or not r.get("spanId"))
+
+
+@pytest.mark.parametrize(
+    "run", ["anthropic--openllmetry--content-on--events", "langgraph--openllmetry--content-on--events"]
+)
+def test_load_traces_counts_the_log_records_it_could_not_attach(run: str) -> None:
+    entry = _entry(CORPUS / "entries" / f"{run}.json")
+    expected = _records_naming_no_span(CORPUS / entry["logs"])
+    trees = load_traces([CORPUS / entry["traces"], CORPUS / entry["logs"]])
+    assert [t.unattached_logs for t in trees] == [expected] * len(trees)
+    got = [r for t in trees for r in grade(extract(t), [ToolCorrectness(expected_tools=["get_order"])])]
+    if expected:  # the Anthropic events: every record names no span (one tree per trace: OpenLLMetry's, the SDK's)
+        assert _outcomes(got) == ["not_evaluated"] * len(trees)
+        for r in got:
+            assert f"{expected} OTel {UNATTRIBUTED[0]}" in r.reasoning and UNATTRIBUTED[3] in r.reasoning, r.reasoning
+    else:  # LangChain's events name their spans: all attached, nothing said about unattributed records
+        assert sum(len(n.logs) for t in trees for n in t) == len(read_logs(CORPUS / entry["logs"]))
+        assert not any(UNATTRIBUTED[0] in r.reasoning for r in got)
 
 
 # --- README: the supported frameworks, generated from the manifest ------------------------------------

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from _agents import run_captured
-from tracegrade import EvalResult, SpanTree, Trajectory, TurnContext, agrade, grade
+from tracegrade import EvalResult, Trajectory, TurnContext, agrade, grade
 from tracegrade.evaluators import MaxToolCalls, ToolCorrectness
+from tracegrade.tree import SpanTree
 
 
 class Boom:

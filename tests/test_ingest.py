@@ -23,15 +23,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from _agents import run_captured, scripted_agent
-from tracegrade import ToolCorrectness, TraceFormatError, capture, grade
-from tracegrade.ingest import (
-    TraceFileWarning,
-    dump_otlp_json,
-    iter_traces,
-    load_traces,
-    read_spans,
-    write_otlp_json,
-)
+from tracegrade import capture, grade, load_traces, write_otlp_json
+from tracegrade.errors import TraceFormatError
+from tracegrade.evaluators import ToolCorrectness
+from tracegrade.ingest import TraceFileWarning, dump_otlp_json, iter_traces, read_spans
 from tracegrade.spans import Span, SpanEvent
 from tracegrade.tree import SpanTree
 
@@ -387,7 +382,7 @@ def test_protobuf_single_message_stream_and_gzip(tmp_path: Path) -> None:
 
 
 def test_protobuf_without_opentelemetry_proto_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tracegrade.ingest import TraceFormatError
+    from tracegrade.errors import TraceFormatError
 
     monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.trace.v1.trace_service_pb2", None)
     with pytest.raises(TraceFormatError, match=r"pip install tracegrade\[proto\]") as info:

@@ -15,9 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracegrade import ToolCorrectness, grade
+from tracegrade import grade, load_traces
 from tracegrade.cli import main as cli_main
-from tracegrade.ingest import TraceFormatError, load_traces, read_spans
+from tracegrade.errors import TraceFormatError
+from tracegrade.evaluators import ToolCorrectness
+from tracegrade.ingest import read_spans
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPANS = "resourceSpans[0].scopeSpans[0].spans"

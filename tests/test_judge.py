@@ -163,11 +163,11 @@ def test_the_judge_sees_rubric_conversation_user_and_reply_fenced_as_data() -> N
 
 
 def test_invalid_parameters_raise_at_construction() -> None:
-    with pytest.raises(ValueError, match="rubric must be a non-empty string"):
+    with pytest.raises(ValueError, match="rubric: must be a non-empty string"):
         JudgeEvaluator("")
-    with pytest.raises(ValueError, match="retries must be an integer >= 0"):
+    with pytest.raises(ValueError, match="retries: must be an integer >= 0"):
         JudgeEvaluator("r", retries=-1)
-    with pytest.raises(ValueError, match="timeout must be a number of seconds > 0"):
+    with pytest.raises(ValueError, match="timeout: must be a number of seconds > 0"):
         JudgeEvaluator("r", timeout=0)
 
 
@@ -317,7 +317,8 @@ def test_judges_through_the_plugin_pass_fail_api_error_and_timeout(pytester: pyt
             """
             import pytest
             from conftest import MODELS
-            from tracegrade import Turn, Expect, JudgeConfig, JudgeEvaluator
+            from tracegrade import Expect, JudgeEvaluator, Turn
+            from tracegrade import JudgeConfig
 
             async def agent(history):
                 return "Booked: BK-1"

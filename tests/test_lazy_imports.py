@@ -58,7 +58,7 @@ def test_the_unvalidated_defaults_are_the_validated_defaults() -> None:
 
     settings, sources = resolve_settings(None, {}, {})
     assert settings == AgentEvalSettings.model_validate({}) and sources == {}
-    assert settings.yaml_dirs == [] and settings.yaml_dirs is not AgentEvalSettings.model_construct().yaml_dirs
+    assert settings.yaml_dirs is not AgentEvalSettings.model_construct().yaml_dirs  # not a shared default list
 
 
 @pytest.mark.parametrize("name", ["tracegrade", "tracegrade.pytest_plugin"])
@@ -74,13 +74,25 @@ def test_every_public_name_resolves_in_a_fresh_interpreter(name: str) -> None:
 
 
 def test_names_are_the_objects_of_their_modules() -> None:
-    from tracegrade.evaluators import TrajectoryMatch
+    from tracegrade.evaluators import ToolCallEvaluator
     from tracegrade.pytest_plugin.session import EvalSession
 
-    assert tracegrade.TrajectoryMatch is TrajectoryMatch
+    assert tracegrade.ToolCallEvaluator is ToolCallEvaluator
     assert tracegrade.pytest_plugin.EvalSession is EvalSession
     # the submodule tracegrade.capture never shadows the context manager of the same name
     importlib.import_module("tracegrade.capture")
     assert tracegrade.capture.__name__ == "capture" and isinstance(tracegrade.capture, type)
     with pytest.raises(AttributeError, match="module 'tracegrade' has no attribute 'TrajectoryMatc'"):
         tracegrade.TrajectoryMatc  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["tracegrade", "tracegrade.batch", "tracegrade.pytest_plugin", "tracegrade.receiver"])
+def test_a_lazy_package_resolves_only_its_public_names(name: str) -> None:
+    """A name a lazy package loads on demand is in its `__all__`: no importable name hides outside it."""
+    package = importlib.import_module(name)
+    assert set(package._LAZY) <= set(package.__all__)
+
+
+def test_names_without_a_top_level_home_are_not_attributes_of_the_package() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'TrajectoryMatch'"):
+        tracegrade.TrajectoryMatch  # noqa: B018  (its home is tracegrade.evaluators)

@@ -7,13 +7,15 @@ import gzip
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tracegrade import grade, load_traces
+from tracegrade.dialects import extract
+from tracegrade.errors import TraceFormatError
 from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
-from tracegrade.ingest import TraceFormatError, read_logs
-from tracegrade.trajectory import Trajectory
+from tracegrade.ingest import read_logs
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
 RUN = "openai--otel-genai--content-on--stream"  # only the OpenAI client instrumented: calls exist only in events
@@ -40,7 +42,7 @@ def test_load_traces_attaches_the_records_of_a_logs_file_among_its_inputs(tmp_pa
         trees = load_traces(source)
         assert len(trees) == 4  # a hand-written loop: one trace per model request
         assert all(n.logs for t in trees for n in t if n.name.startswith("chat"))
-    calls = [c for t in load_traces([traces, logs]) for c in Trajectory.from_tree(t).tool_calls]
+    calls = [c for t in load_traces([traces, logs]) for c in extract(t).tool_calls]
     assert [c.name for c in calls] == ["get_weather", "get_order", "search_kb", "search_kb"]
     assert calls[1].args == {"order_id": 1234} and calls[1].executed is None
 
@@ -91,6 +93,186 @@ def test_the_cli_grades_traces_with_the_logs_given_beside_them(tmp_path: Path, c
     spec = tmp_path / "spec.yaml"
     spec.write_text("evaluators:\n  - MaxToolCalls: 2\n")
     assert main(["grade", str(tmp_path), "--spec", str(spec), "--format", "json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    assert len(doc) == 4 and [t["results"][0]["outcome"] for t in doc] == ["passed"] * 4
-    assert doc[0]["tool_calls"] == ["get_weather(city='Paris')", "get_order(order_id=1234)"]
+    turns = [case["runs"][0]["turns"][0] for case in json.loads(capsys.readouterr().out)["cases"]]
+    assert len(turns) == 4 and [t["checks"][0]["outcome"] for t in turns] == ["passed"] * 4
+    assert turns[0]["tool_calls"] == ["get_weather(city='Paris')", "get_order(order_id=1234)"]
+
+
+# --- protobuf logs files, written by the SDK's own OTLP encoder from real SDK records ---------------
+
+
+def _replay(tmp_path: Path) -> tuple[Path, Path]:
+    """The corpus run emitted again through a real `TracerProvider` and `LoggerProvider` (its chat
+    spans, and its events inside them), written with the OTLP exporter's protobuf encoders."""
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    records = read_logs(CORPUS / f"{RUN}.logs.json")
+    for tree in load_traces(CORPUS / f"{RUN}.traces.json"):
+        [chat] = list(tree)
+        logger = logger_provider.get_logger(chat.scope_name)
+        tracer = tracer_provider.get_tracer(chat.scope_name)
+        with tracer.start_as_current_span(chat.name, attributes=dict(chat.attributes)):
+            for r in records:
+                if r.span_id == chat.span_id:
+                    logger.emit(event_name=r.event_name, body=r.body, attributes=dict(r.attributes))
+    traces_pb, logs_pb = tmp_path / "run.traces.pb", tmp_path / "run.logs.binpb"
+    traces_pb.write_bytes(encode_spans(spans.get_finished_spans()).SerializeToString())
+    logs_pb.write_bytes(encode_logs(logs.get_finished_logs()).SerializeToString())
+    return traces_pb, logs_pb
+
+
+def _logs_message(path: Path) -> Any:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    return ExportLogsServiceRequest.FromString(path.read_bytes())
+
+
+def test_protobuf_logs_decode_to_the_records_that_were_emitted(tmp_path: Path) -> None:
+    _, logs_pb = _replay(tmp_path)
+    emitted = read_logs(CORPUS / f"{RUN}.logs.json")
+    decoded = read_logs(logs_pb)
+    assert [(r.event_name, r.body, dict(r.attributes)) for r in decoded] == [
+        (r.event_name, r.body, dict(r.attributes)) for r in emitted
+    ]
+    assert all(r.trace_id and r.span_id and r.time_ns for r in decoded)
+    assert {r.scope_name for r in decoded} == {"opentelemetry.instrumentation.openai_v2"}
+
+
+def test_load_traces_attaches_protobuf_logs_given_beside_the_traces_or_in_their_directory(tmp_path: Path) -> None:
+    traces_pb, logs_pb = _replay(tmp_path)
+    for source in ([traces_pb, logs_pb], tmp_path):
+        trees = load_traces(source)
+        assert len(trees) == 4 and all(n.logs for t in trees for n in t)
+        calls = [c for t in trees for c in extract(t).tool_calls]
+        assert [c.name for c in calls] == ["get_weather", "get_order", "search_kb", "search_kb"]
+        assert calls[1].args == {"order_id": 1234}
+    [first, *_] = load_traces([traces_pb, logs_pb])
+    ok, args = grade(first, [ToolCorrectness(expected_tools=["get_weather", "get_order"]),
+                             ArgumentCorrectness("get_order", {"order_id": 1234})])  # fmt: skip
+    assert ok.passed and args.passed, (ok.reasoning, args.reasoning)
+
+
+def test_protobuf_logs_may_be_gzip_or_a_length_prefixed_stream(tmp_path: Path) -> None:
+    _, logs_pb = _replay(tmp_path)
+    msg = _logs_message(logs_pb)
+    stream = tmp_path / "stream.logs.pb"  # the collector file exporter's framing, one message per resource
+    with stream.open("wb") as f:
+        for rl in msg.resource_logs:
+            part = type(msg)(resource_logs=[rl]).SerializeToString()
+            f.write(len(part).to_bytes(4, "big") + part)
+    packed = tmp_path / "run.logs.pb.gz"
+    packed.write_bytes(gzip.compress(logs_pb.read_bytes()))
+    expected = read_logs(logs_pb)
+    assert read_logs(stream) == read_logs(packed) == expected
+    traces_pb = tmp_path / "run.traces.pb"
+    names = [c.name for t in load_traces([traces_pb, packed]) for c in extract(t).tool_calls]
+    assert names == ["get_weather", "get_order", "search_kb", "search_kb"]
+
+
+def test_a_bad_protobuf_logs_record_names_the_file_and_the_field(tmp_path: Path) -> None:
+    _, logs_pb = _replay(tmp_path)
+    msg = _logs_message(logs_pb)
+    msg.resource_logs[0].scope_logs[0].log_records[2].span_id = b"\x01\x02\x03"
+    bad = tmp_path / "bad.logs.pb"
+    bad.write_bytes(msg.SerializeToString())
+    with pytest.raises(TraceFormatError) as e:
+        read_logs(bad)
+    assert e.value.path == str(bad)
+    assert e.value.location == "resource_logs[0].scope_logs[0].log_records[2].span_id"
+    assert "8-byte id" in e.value.problem
+    with pytest.raises(TraceFormatError) as e:  # the same through load_traces
+        load_traces([tmp_path / "run.traces.pb", bad])
+    assert e.value.path == str(bad) and "log_records[2]" in str(e.value)
+
+
+def test_a_truncated_protobuf_logs_stream_names_the_message(tmp_path: Path) -> None:
+    _, logs_pb = _replay(tmp_path)
+    body = logs_pb.read_bytes()
+    cut = tmp_path / "cut.logs.pb"
+    cut.write_bytes(len(body).to_bytes(4, "big") + body + (len(body) + 10).to_bytes(4, "big") + body)
+    with pytest.raises(TraceFormatError) as e:
+        read_logs(cut)
+    assert e.value.path == str(cut) and e.value.location == "message 1" and "truncated" in e.value.problem
+
+
+def test_protobuf_traces_and_logs_are_told_apart_and_never_read_as_each_other(tmp_path: Path) -> None:
+    from tracegrade.ingest import read_spans
+    from tracegrade.ingest._logs import is_logs_file
+    from tracegrade.ingest._protobuf import signal_of
+    from tracegrade.ingest._read import read_batches
+
+    traces_pb, logs_pb = _replay(tmp_path)
+    assert signal_of(traces_pb.read_bytes()) == "traces" and signal_of(logs_pb.read_bytes()) == "logs"
+    assert signal_of(logs_pb.read_bytes()[:400]) == "logs"  # the head of a message is enough
+    assert signal_of(b"") is None
+    assert is_logs_file(logs_pb) and not is_logs_file(traces_pb)
+    assert list(read_spans(logs_pb)) == []  # a logs file among the inputs holds no spans
+    with pytest.raises(TraceFormatError, match="holds OTLP logs, not traces"):  # the trace reader itself
+        list(read_batches(logs_pb, 1 << 20))
+    with pytest.raises(TraceFormatError, match="holds OTLP traces, not logs"):
+        read_logs(traces_pb)
+
+
+def test_damaged_protobuf_logs_files_raise_trace_format_errors_only(tmp_path: Path) -> None:
+    """Cut and bit-flipped copies of a real logs message: records or a `TraceFormatError`, nothing else."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tracegrade.ingest._protobuf import signal_of
+
+    _, logs_pb = _replay(tmp_path)
+    good = logs_pb.read_bytes()
+    target = tmp_path / "damaged.logs.pb"
+
+    flip = st.tuples(st.integers(0, len(good) - 1), st.integers(0, 255))
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.integers(1, len(good)), st.lists(flip, max_size=4))
+    def check(cut: int, flips: list[tuple[int, int]]) -> None:
+        data = bytearray(good[:cut])
+        for at, byte in flips:
+            if at < len(data):
+                data[at] = byte
+        assert signal_of(data) in (None, "traces", "logs")
+        target.write_bytes(bytes(data))
+        try:
+            read_logs(target)
+        except TraceFormatError as e:
+            assert e.path == str(target)
+
+    check()
+
+
+def test_a_protobuf_logs_file_is_recognized_behind_resource_attributes_larger_than_the_sniffed_head(
+    tmp_path: Path,
+) -> None:
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from tracegrade import write_otlp_json
+
+    spans, logs = InMemorySpanExporter(), InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
+    tp, lp = TracerProvider(), LoggerProvider(resource=Resource({"k8s.pod.labels": "x" * 200_000}))
+    tp.add_span_processor(SimpleSpanProcessor(spans))
+    lp.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    with tp.get_tracer("t").start_as_current_span("chat gpt-4o", attributes={"gen_ai.operation.name": "chat"}):
+        lp.get_logger("t").emit(event_name="gen_ai.choice", body={"index": 0, "message": {"role": "assistant"}})
+    write_otlp_json(spans.get_finished_spans(), tmp_path / "run.traces.json")
+    (tmp_path / "run.logs.pb").write_bytes(encode_logs(logs.get_finished_logs()).SerializeToString())
+    [tree] = load_traces(tmp_path)
+    assert [r.event_name for n in tree for r in n.logs] == ["gen_ai.choice"]

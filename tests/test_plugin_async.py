@@ -96,7 +96,7 @@ def test_reference_example_runs_exactly_as_written(pytester: pytest.Pytester, co
     result.assert_outcomes(failed=1)
     assert_in_order(
         result.stdout.str(),
-        "agent_eval failed: score=0.00 < threshold=0.80 (0/3 runs passed)",
+        "LLM eval failed: score=0.00 < threshold=0.80 (0/3 runs passed)",
         "FAILED test_reference.py::test_full_booking_flow - score 0.00 (0/3 runs passed, threshold 0.80)",
         "ContainsEvaluator [failed]: reply contains none of ['email', 'sent', 'confirmation']",
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from _plugin_helpers import clean_agent_eval_env, src  # noqa: F401
-from tracegrade.pytest_plugin.config import AgentEvalSettings, ConfigError, marker_options, resolve_settings
+from tracegrade.pytest_plugin.config import ENV_VARS, AgentEvalSettings, ConfigError, marker_options, resolve_settings
 
 MARKED = src(
     """
@@ -45,8 +45,24 @@ def test_marked_tests_are_skipped_by_default_with_a_one_line_summary(pytester: p
     result = pytester.runpytest("-p", "no:asyncio", "-p", "no:anyio")
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(
-        ["agent_eval: 2 test(s) skipped (not live); run them with --agent-eval-live or EVAL_LIVE=1"]
+        ["2 eval test(s) skipped — live mode is off. Pass --agent-eval-live or set EVAL_LIVE=1."]
     )
+
+
+def test_the_agent_eval_fixture_without_the_marker_is_gated_like_marked_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it="""
+        def test_unmarked(agent_eval):
+            print("RAN")
+        """
+    )
+    result = pytester.runpytest("-p", "no:asyncio", "-p", "no:anyio", "-s")
+    result.assert_outcomes(skipped=1)
+    assert "RAN" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["1 eval test(s) skipped — live mode is off.*"])
+    live = pytester.runpytest("-p", "no:asyncio", "-p", "no:anyio", "-s", "--agent-eval-live")
+    live.assert_outcomes(passed=1)
+    live.stdout.fnmatch_lines(["*RAN*"])
 
 
 @pytest.mark.parametrize(
@@ -194,7 +210,7 @@ def test_marker_tags_are_selectable_with_k(pytester: pytest.Pytester) -> None:
 
 def test_resolver_reports_where_each_value_came_from(tmp_path: Path) -> None:
     pyproject = tmp_path / "pyproject.toml"
-    pyproject.write_text('[tool.agent_eval]\nthreshold = 0.5\nmodel = "a"\ngroups = {}\n')
+    pyproject.write_text('[tool.agent_eval]\nthreshold = 0.5\nmodel = "a"\n')
     settings, sources = resolve_settings(
         pyproject, {"AGENT_EVAL_MODEL": "b", "AGENT_EVAL_YAML_DIRS": "x:y"}, {"report_path": "r.md", "live": None}
     )
@@ -216,6 +232,46 @@ def test_resolver_defaults_without_a_pyproject() -> None:
     settings, sources = resolve_settings(None, {}, {})
     assert settings == AgentEvalSettings() and sources == {}
     assert (settings.threshold, settings.runs, settings.retries, settings.timeout) == (0.8, 1, 2, 30.0)
+    assert (settings.yaml_dirs, settings.groups) == (["tests/evals"], ())
+
+
+def test_transcripts_under_tests_evals_are_collected_without_configuration(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", **{"tests/evals/greet": "id: greet\nturns:\n  - user: hi\n"})
+    pytester.makefile(".yaml", **{"other/ignored": "id: ignored\nturns:\n  - user: hi\n"})
+    result = pytester.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["tests/evals/greet.yaml::greet", "1 test collected*"])
+    assert "ignored" not in result.stdout.str()
+
+
+def test_groups_are_parsed_from_pyproject_and_not_from_the_environment(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[tool.agent_eval]\nmodel = "a"\n[tool.agent_eval.groups.booking]\nthreshold = 0.9\ntags = ["gate:a"]\n'
+    )
+    settings, sources = resolve_settings(pyproject, {"AGENT_EVAL_GROUPS": "x"}, {})
+    assert [(g.name, g.threshold, g.tags) for g in settings.groups] == [("booking", 0.9, ["gate:a"])]
+    assert sources["groups"] == f"[tool.agent_eval] in {pyproject}"
+    assert "groups" not in ENV_VARS
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            'must_pas = ["x"]',
+            "unknown key 'must_pas' (did you mean 'must_pass'?); valid keys: threshold, tags, pytest_markers, must_pass",
+        ),
+        ("threshold = 1.5", "threshold must be a number between 0 and 1, got 1.5"),
+        ('tags = "gate"', "tags must be a list of strings, got 'gate'"),
+    ],
+)
+def test_an_invalid_group_is_a_usage_error_naming_the_key(pytester: pytest.Pytester, table: str, message: str) -> None:
+    pytester.makepyprojecttoml(f"[tool.agent_eval.groups.g]\n{table}\n")
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    where = f"[tool.agent_eval.groups.g] in {pytester.path / 'pyproject.toml'}"
+    assert f"ERROR: {where}: {message}" in result.stderr.lines
 
 
 def test_marker_options_fill_in_the_settings() -> None:

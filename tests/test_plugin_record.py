@@ -10,9 +10,11 @@ import pytest
 
 from _plugin_helpers import PYDANTIC_AGENT, clean_agent_eval_env, src  # noqa: F401
 from test_plugin_report import FAST_WORKERS
-from tracegrade import Trajectory, grade, load_traces, recorded_trace
+from tracegrade import grade, load_traces
+from tracegrade.dialects import extract
 from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
-from tracegrade.pytest_plugin.record import fixture_stem
+from tracegrade.ingest._traces import recording_id
+from tracegrade.pytest_plugin.record import fixture_stem, recorded_trace
 
 EVALS = src(
     """
@@ -87,13 +89,17 @@ def test_record_writes_one_file_per_test_and_run_that_grades_like_the_live_run(p
     doc = json.loads((traces / "test_evals/test_books-run1.json").read_text())
     assert doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]  # plain OTLP/JSON
 
-    trees = load_traces(traces / "test_evals/test_books-run1.json")
-    assert len(trees) == 2  # one trace per turn (each agent.run is its own trace)
-    first, second = sorted(trees, key=lambda t: min(n.start_ns for n in t))
-    assert grade(first, [ToolCorrectness(["search", "book"]), ArgumentCorrectness("book", {"time": "10am"})])[0].passed
+    [run] = load_traces(traces / "test_evals/test_books-run1.json")  # one recorded run: one unit
+    assert len(run.trace_ids) == 2  # of two traces, one per turn (each agent.run is its own trace)
+    assert recording_id(run) == "test_evals/test_books-run1"
+    checks = [ToolCorrectness(["search", "book", "fetch"]), ArgumentCorrectness("book", {"time": "10am"})]
+    assert all(r.passed for r in grade(run, checks))
     whole = recorded_trace("test_evals/test_books-run1", directory=traces)
-    assert Trajectory.from_tree(whole).tool_calls == ["search", "book", "fetch"]
-    assert len(second) == 4  # invoke_agent, two model requests, one tool
+    assert extract(whole).tool_calls == extract(run).tool_calls == ["search", "book", "fetch"]
+    assert [n.span for n in whole] == [n.span for n in run]
+    assert len(run.roots) == 2 and len(run) == 6 + 4  # the second turn: invoke_agent, two model requests, one tool
+    units = sorted(recording_id(t) or "" for t in load_traces(traces))
+    assert units == [r.removesuffix(".json") for r in _recordings(traces)]  # one unit per recorded run
 
     project.makepyfile(test_replay=REPLAY)
     project.runpytest("test_replay.py", "-p", "no:asyncio").assert_outcomes(passed=1)
@@ -152,7 +158,7 @@ def test_recorded_trace_errors(tmp_path: Path) -> None:
 def test_fixture_stems_are_stable_and_distinct() -> None:
     assert fixture_stem("tests/test_a.py::test_x") == "tests/test_a/test_x"
     assert fixture_stem("tests/test_a.py::TestCls::test_x[p1-2]") == "tests/test_a/TestCls.test_x[p1-2]"
-    assert fixture_stem("evals/support.yaml::refund") == "evals/support.yaml/refund"
+    assert fixture_stem("evals/support.yaml::refund") == "evals/support/refund"
     a, b = fixture_stem("t.py::x[a b]"), fixture_stem("t.py::x[a_b]")
     assert a != b and b == "t/x[a_b]"
     assert fixture_stem("t.py::x[a b]") == a  # same node id, same name, every session
@@ -212,7 +218,8 @@ def test_ids_that_read_alike_or_are_too_long_record_to_distinct_files_found_by_n
     [
         ("tests/test_support.py::test_refund", "tests/test_support/test_refund"),
         ("tests/test_a.py::TestX::test_b[1.5-gpt]", "tests/test_a/TestX.test_b[1.5-gpt]"),
-        ("tests/evals/refund.yaml::refund_case", "tests/evals/refund.yaml/refund_case"),
+        ("tests/evals/refund.yaml::refund_case", "tests/evals/refund/refund_case"),
+        ("tests/evals/refund.yml::refund_case", "tests/evals/refund/refund_case"),
         ("t.py::t[a.b]", "t/t[a.b]"),
     ],
 )
@@ -233,3 +240,80 @@ def test_safe_unique_ids_keep_their_readable_names(nodeid: str, stem: str) -> No
 )
 def test_ids_that_would_read_alike_get_distinct_names(nodeid: str, other: str) -> None:
     assert fixture_stem(nodeid) != fixture_stem(other)
+
+
+TRANSCRIPT = src(
+    """
+    id: booking
+    turns:
+      - user: 'book {"time": "10am"}'
+        expect: {tool_calls_include: [book]}
+      - user: 'fetch {"id": 3}'
+        expect: {tool_calls_include: [fetch]}
+    """
+)
+
+YAML_REPLAY = src(
+    """
+    from tracegrade import grade
+    from tracegrade.evaluators import ArgumentCorrectness, TrajectoryMatch
+
+    def test_replay_by_node_id(recorded_trace):
+        tree = recorded_trace("evals/booking.yaml::booking")
+        assert grade(tree, [TrajectoryMatch(["book", "fetch"], order="exact"),
+                            ArgumentCorrectness("book", {"time": "10am"})])[0].passed
+    """
+)
+
+
+def test_yaml_transcripts_record_without_the_yaml_suffix_and_replay_by_node_id(pytester: pytest.Pytester) -> None:
+    from test_plugin_yaml import CONFTEST
+
+    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    pytester.makepyfile(agents=PYDANTIC_AGENT)
+    pytester.makeconftest(CONFTEST)
+    pytester.syspathinsert()
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "booking.yaml").write_text(TRANSCRIPT)
+    pytester.runpytest("--tracegrade-record", "-p", "no:asyncio", "-p", "no:anyio").assert_outcomes(passed=1)
+    traces = pytester.path / "fixtures" / "traces"
+    assert _recordings(traces) == ["evals/booking/booking-run1.json"]
+    [run] = load_traces(traces)
+    assert recording_id(run) == "evals/booking/booking-run1" and extract(run).tool_calls == ["book", "fetch"]
+    pytester.makepyfile(test_replay=YAML_REPLAY)
+    pytester.runpytest("test_replay.py", "-p", "no:asyncio").assert_outcomes(passed=1)
+
+
+def test_a_transcript_beside_a_python_test_file_of_its_name_keeps_its_suffix(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "refund.yaml").write_text(TRANSCRIPT)
+    assert fixture_stem("evals/refund.yaml::t", tmp_path) == "evals/refund/t"
+    (tmp_path / "evals" / "refund.py").write_text("def t(): pass\n")  # `evals/refund.py::t` reads `evals/refund/t`
+    assert fixture_stem("evals/refund.yaml::t", tmp_path) == "evals/refund.yaml/t"
+    assert fixture_stem("evals/refund.py::t", tmp_path) == "evals/refund/t"
+
+
+def test_the_recorder_writes_a_captures_log_records_and_recorded_trace_reads_them(tmp_path: Path) -> None:
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from tracegrade import capture
+    from tracegrade.pytest_plugin.record import TraceRecorder
+
+    tp, lp = TracerProvider(), LoggerProvider(shutdown_on_exit=False)
+    try:
+        with capture(provider=tp, logger_provider=lp) as cap, tp.get_tracer("t").start_as_current_span("chat"):
+            lp.get_logger("t").emit(event_name="gen_ai.user.message", body={"content": "hi"})
+    finally:
+        lp.shutdown()
+        tp.shutdown()
+    recorder = TraceRecorder(tmp_path, tmp_path)
+    recorder.save("t.py::test_x", cap)
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["test_x-run1.json", "test_x-run1.logs.json"]
+    tree = recorded_trace("t.py::test_x", directory=tmp_path, root=tmp_path)
+    [node] = tree
+    assert [(r.event_name, r.body) for r in node.logs] == [("gen_ai.user.message", {"content": "hi"})]
+    [loaded] = load_traces(tmp_path)  # the logs file is not a trace: one unit, records attached
+    assert [r.event_name for r in next(iter(loaded)).logs] == ["gen_ai.user.message"]
+    TraceRecorder(tmp_path, tmp_path).save("t.py::test_x", cap.spans)  # re-recorded without records
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["test_x-run1.json"]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from _agents import scripted_agent
-from tracegrade import AgentReply, EvalResult, Expect, ToolCall, TrajectoryMatch, Turn, TurnContext
-from tracegrade.pytest_plugin.session import EvalSession, TranscriptResult, normalize_reply
+from tracegrade import AgentReply, EvalResult, Expect, ToolCall, Turn, TurnContext
+from tracegrade.evaluators import TrajectoryMatch
+from tracegrade.pytest_plugin.session import MAX_LISTED_FAILURES, EvalSession, TranscriptResult, normalize_reply
 
 
 def run(agent: Any, turns: list[Turn], **session: Any) -> TranscriptResult:
@@ -228,9 +230,45 @@ def test_assert_threshold_lists_the_failed_checks_with_the_trajectory() -> None:
     with pytest.raises(AssertionError) as excinfo:
         result.assert_threshold()
     message = str(excinfo.value)
-    assert message.startswith("agent_eval failed: score=0.00 < threshold=0.80 (0/2 runs passed)")
+    assert message.startswith("LLM eval failed: score=0.00 < threshold=0.80 (0/2 runs passed)")
     assert "run 2, turn 1: ToolCallEvaluator [failed]: missing required tool(s) ['book']" in message
     assert "trajectory (returned): search" in message
+
+
+def test_assert_threshold_lists_every_failed_check_up_to_a_limit_and_counts_the_rest() -> None:
+    turns = [Turn(f"q{i}", Expect(reply_contains_any=["yes"])) for i in range(MAX_LISTED_FAILURES + 3)]
+    result = run(lambda h: "no", turns)
+    assert len(result.describe_failures()) == MAX_LISTED_FAILURES + 3
+    with pytest.raises(AssertionError) as excinfo:
+        result.assert_threshold()
+    lines = str(excinfo.value).splitlines()
+    assert len(lines) == 1 + MAX_LISTED_FAILURES + 1
+    assert lines[MAX_LISTED_FAILURES].startswith(f"  run 1, turn {MAX_LISTED_FAILURES}: ContainsEvaluator [failed]")
+    assert lines[-1] == "  ... and 3 more failed check(s)"
+    few = run(lambda h: "no", turns[:2])
+    with pytest.raises(AssertionError) as excinfo:
+        few.assert_threshold()
+    assert len(str(excinfo.value).splitlines()) == 3 and "more failed" not in str(excinfo.value)
+
+
+def test_a_turns_audio_reaches_the_agent_in_its_history_message(tmp_path: Path) -> None:
+    seen: list[list[dict[str, Any]]] = []
+    wav = tmp_path / "book.wav"
+
+    def agent(history: list[dict[str, Any]]) -> str:
+        seen.append([dict(m) for m in history])
+        return "ok"
+
+    run(agent, [Turn("book", audio=wav), Turn("thanks"), Turn("again", audio="rel/again.wav")])
+    assert seen[-1] == [
+        {"role": "user", "content": "book", "audio": str(wav)},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "again", "audio": "rel/again.wav"},
+    ]
+    with pytest.raises(TypeError, match=r"turns\[0\]\.audio must be a path \(str or os\.PathLike\), got int: 3"):
+        run(agent, [Turn("x", audio=3)])  # type: ignore[arg-type]
 
 
 def test_results_are_kept_and_reported() -> None:
@@ -247,9 +285,9 @@ def test_expect_rejects_bad_fields_at_construction() -> None:
         Expect(evaluators=["not an evaluator"])
     with pytest.raises(ValueError, match=r"spans\[0\]: .*unknown SpanQuery key 'nme'"):
         Expect(spans=[{"nme": "x"}])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="max_tool_calls: expected an integer >= 0"):
+    with pytest.raises(ValueError, match="max_tool_calls: must be an integer >= 0"):
         Expect(max_tool_calls=-1)
-    with pytest.raises(ValueError, match="trajectory: order must be"):
+    with pytest.raises(ValueError, match="trajectory.order: must be"):
         Expect(trajectory={"expected_trajectory": ["a"], "order": "sorted"})
     with pytest.raises(ValueError, match="Turn.expect must be an Expect"):
         Turn("hi", {"reply_contains_any": ["x"]})  # type: ignore[arg-type]

@@ -50,7 +50,7 @@ def test_two_of_three_runs_passing_meets_0_6_but_not_0_8(
         result.stdout.str()
     )
     if outcome == "failed":
-        assert "agent_eval failed: score=0.67 < threshold=0.80 (2/3 runs passed)" in result.stdout.str()
+        assert "LLM eval failed: score=0.67 < threshold=0.80 (2/3 runs passed)" in result.stdout.str()
 
 
 def test_concurrent_runs_and_their_turns_each_see_only_their_own_spans(project: pytest.Pytester) -> None:
@@ -113,7 +113,9 @@ def test_tool_checks_pass_from_spans_when_the_callable_returns_only_a_string(pro
             """
             import pytest
             from agents import make_agent
-            from tracegrade import Turn, Expect, ToolCallArgsConfig, ToolCallArgsEvaluator, TrajectoryMatch
+            from tracegrade import Expect, ToolCallArgsEvaluator, Turn
+            from tracegrade.evaluators import TrajectoryMatch
+            from tracegrade import ToolCallArgsConfig
 
             agent = make_agent(reply="Found it: item 7")
 
@@ -184,7 +186,8 @@ def test_returned_tool_calls_are_used_when_no_tool_span_was_seen(pytester: pytes
         test_it=src(
             """
             import pytest
-            from tracegrade import AgentReply, ToolCall, Turn, Expect, ToolCallArgsConfig
+            from tracegrade import AgentReply, Expect, ToolCall, Turn
+            from tracegrade import ToolCallArgsConfig
 
             async def uninstrumented(history):
                 return AgentReply("Booked for 10am", [ToolCall("book", {"time": "10am"}), "notify"])
@@ -225,7 +228,8 @@ def test_include_content_false_gives_the_not_recorded_message(project: pytest.Py
             """
             import pytest
             from agents import make_agent
-            from tracegrade import Turn, Expect, ToolCallArgsConfig
+            from tracegrade import Expect, Turn
+            from tracegrade import ToolCallArgsConfig
 
             agent = make_agent(include_content=False)
 
@@ -260,7 +264,8 @@ def test_arguments_hidden_from_spans_are_recovered_from_a_returned_run_result(pr
             """
             import pytest
             from agents import make_agent
-            from tracegrade import Turn, Expect, ToolCallArgsConfig
+            from tracegrade import Expect, Turn
+            from tracegrade import ToolCallArgsConfig
 
             agent = make_agent(include_content=False)
 

@@ -90,7 +90,7 @@ def test_yaml_transcripts_are_skipped_unless_live(project: pytest.Pytester) -> N
     (project.path / "evals" / "booking.yaml").write_text(BOOKING)
     result = project.runpytest()
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["agent_eval: 1 test(s) skipped (not live)*"])
+    result.stdout.fnmatch_lines(["1 eval test(s) skipped — live mode is off.*"])
 
 
 def test_yaml_tags_select_with_k_and_failures_are_reported(project: pytest.Pytester) -> None:
@@ -205,7 +205,7 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nturns:\n  - user: hi\n  - user: there\n    expect:\n      judge: be nice\n",
-            "t.yaml:6: turns[1].expect.judge: Input should be a valid dictionary or instance of JudgeSpec (got 'be nice')",
+            "t.yaml:6: turns[1].expect.judge: must be a JudgeConfig or a dict or None, got 'be nice'",
         ),
         (
             "id: x\nthreshold: 1.5\nturns:\n  - user: hi\n",
@@ -217,7 +217,7 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      reply_contains_any: confirmed\n",
-            "t.yaml:5: turns[0].expect.reply_contains_any: Input should be a valid list (got 'confirmed')",
+            "t.yaml:5: turns[0].expect.reply_contains_any: must be a list of strings, got 'confirmed'",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      reply_matches_any: ['ok', '(']\n",
@@ -229,15 +229,15 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n        - {tool: book, args: {}, mode: fuzzy}\n",
-            "t.yaml:6: turns[0].expect.tool_calls_args[0].mode: Input should be 'exact', 'subset', 'superset' or 'ignore' (got 'fuzzy')",
+            "t.yaml:6: turns[0].expect.tool_calls_args[0].mode: must be one of ('exact', 'subset', 'superset', 'ignore'), got 'fuzzy'",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      trajectory: {expected_trajectory: [a], order: sorted}\n",
-            "t.yaml:5: turns[0].expect.trajectory.order: Input should be 'exact', 'in_order', 'any_order', 'strict', 'unordered', 'subset' or 'superset' (got 'sorted')",
+            "t.yaml:5: turns[0].expect.trajectory.order: must be one of ('exact', 'in_order', 'any_order', 'strict', 'unordered', 'subset', 'superset'), got 'sorted'",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      max_tool_calls: -1\n",
-            "t.yaml:5: turns[0].expect.max_tool_calls: Input should be greater than or equal to 0 (got -1)",
+            "t.yaml:5: turns[0].expect.max_tool_calls: must be an integer >= 0, got -1",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      spans:\n        - nme_equals: x\n",
@@ -253,7 +253,7 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      evaluators:\n        - ToolCorrectness: {expected_tool: [a]}\n",
-            "t.yaml:6: turns[0].expect.evaluators[0].ToolCorrectness.expected_tool: unknown parameter "
+            "t.yaml:6: turns[0].expect.evaluators[0]: ToolCorrectness.expected_tool: unknown parameter "
             "(did you mean 'expected_tools'?)",
         ),
     ],

@@ -23,7 +23,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from tracegrade.receiver import OTLPReceiver, trace_headers
+from tracegrade import trace_headers
+from tracegrade.receiver import OTLPReceiver
 
 
 @pytest.fixture

@@ -21,11 +21,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
 from _agents import scripted_agent
-from tracegrade import NOT_RECORDED, AgentReply, SpanTree, ToolCall, Trajectory, Turn, capture, grade
+from tracegrade import NOT_RECORDED, AgentReply, ToolCall, Trajectory, Turn, capture, grade
+from tracegrade.dialects import DIALECTS, extract, register_dialect
+from tracegrade.dialects._recovery import recover_arguments, tool_call_parts
 from tracegrade.evaluators import ArgumentCorrectness, ToolCallArgsEvaluator, TrajectoryMatch
 from tracegrade.pytest_plugin.session import EvalSession
 from tracegrade.pytest_plugin.transcript import Expect, ToolCallArgsConfig
-from tracegrade.recovery import recover_arguments, tool_call_parts
+from tracegrade.trajectory import AgentRun
+from tracegrade.tree import SpanTree
 
 PARALLEL = [[("search", {"q": "alpha"}), ("search", {"q": "beta"})], ("answer", {"text": "done"})]
 """One model response asks for two searches at once (ids call_0_0, call_0_1), then `answer` (call_1_0)."""
@@ -265,7 +268,7 @@ def test_messages_recorded_on_the_agent_spans_fill_tool_spans_without_arguments(
     tool_spans = [s for s in spans if s.name.startswith("execute_tool")]
     assert len(tool_spans) == 2
     assert all("gen_ai.tool.call.arguments" not in (s.attributes or {}) for s in tool_spans)
-    traj = Trajectory.from_tree(SpanTree.from_readable_spans(spans))
+    traj = extract(SpanTree.from_readable_spans(spans))
     assert [(c.call_id, c.args, c.args_source) for c in traj.tool_calls] == [
         ("c1", {"q": "alpha"}, "messages"),
         ("c2", {"q": "beta"}, "messages"),
@@ -279,7 +282,7 @@ def test_span_messages_are_scoped_to_the_call_s_own_agent_run() -> None:
     with _sdk_spans() as (tracer, exporter), tracer.start_as_current_span("session"):
         _agent_run(tracer, "first", [("search", "c1", {"q": "one"})], on_span=True)
         _agent_run(tracer, "second", [("search", "c1", {"q": "two"})], on_span=True)
-    traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [(c.agent, c.args) for c in traj.tool_calls] == [("first", {"q": "one"}), ("second", {"q": "two"})]
 
 
@@ -290,3 +293,48 @@ def test_arguments_recorded_on_the_span_are_never_replaced() -> None:
     cap.add_messages([ModelResponse(parts=[ToolCallPart("search", {"q": "messages"}, tool_call_id="call_0_0")])])
     [call] = cap.trajectory.tool_calls
     assert (call.args, call.args_source) == ({"q": "span"}, "span")
+
+
+class _HomeGrownDialect:
+    """A dialect of one in-house framework: `my.agent` / `my.tool` spans, the run's messages on the agent
+    span under `my.messages` (named in `RUN_MESSAGES`, which is all recovery needs to know)."""
+
+    name = "home_grown"
+    RUN_MESSAGES: tuple[str, ...] = ("my.messages",)
+
+    def recognizes(self, node: Any) -> bool:
+        return bool(node.name.startswith("my."))
+
+    def agent_run(self, node: Any) -> AgentRun | None:
+        return AgentRun(name="mine", span=node, dialect=self.name) if node.name == "my.agent" else None
+
+    def tool_call(self, node: Any) -> ToolCall | None:
+        if node.name != "my.tool":
+            return None
+        return ToolCall(node.attributes["tool"], call_id=node.attributes["id"], span=node, dialect=self.name)
+
+    def model_request(self, node: Any) -> None:
+        return None
+
+    def classify(self, node: Any) -> object:
+        if not self.recognizes(node):
+            return False
+        return self.agent_run(node) or self.tool_call(node) or True
+
+
+def test_a_registered_dialect_names_the_agent_span_attribute_that_holds_the_run_s_messages() -> None:
+    with _sdk_spans() as (tracer, exporter), tracer.start_as_current_span("my.agent") as agent_span:
+        with tracer.start_as_current_span("my.tool", attributes={"tool": "search", "id": "c1"}):
+            pass
+        agent_span.set_attribute("my.messages", _all_messages([("search", "c1", {"q": "alpha"})]))
+    tree = SpanTree.from_readable_spans(exporter.get_finished_spans())
+    dialect = _HomeGrownDialect()
+    register_dialect(dialect, first=True)
+    try:
+        [call] = extract(tree).tool_calls
+        assert (call.agent, call.args, call.args_source) == ("mine", {"q": "alpha"}, "messages")
+        dialect.RUN_MESSAGES = ()  # the attribute is dialect data: without it nothing is recovered
+        [call] = extract(tree).tool_calls
+        assert (call.args, call.args_source) == (NOT_RECORDED, None)
+    finally:
+        DIALECTS.remove(dialect)

@@ -176,10 +176,10 @@ def test_arguments_from_real_spans_and_include_content_false() -> None:
 
 def test_invalid_parameters_raise() -> None:
     with pytest.raises(
-        ValueError, match=r"mode must be one of \('exact', 'subset', 'superset', 'ignore'\), got 'fuzzy'"
+        ValueError, match=r"mode: must be one of \('exact', 'subset', 'superset', 'ignore'\), got 'fuzzy'"
     ):
         ToolCallArgsEvaluator(tool="t", args={}, mode="fuzzy")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="args must be a dict"):
+    with pytest.raises(ValueError, match="ToolCallArgsEvaluator.args: must be a dict"):
         ToolCallArgsEvaluator(tool="t", args=["time"])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="must be a list of tool names"):
+    with pytest.raises(ValueError, match="ToolCallEvaluator.must_include: must be a list of strings"):
         ToolCallEvaluator(must_include="book")  # type: ignore[arg-type]

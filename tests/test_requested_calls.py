@@ -22,6 +22,7 @@ from pydantic_ai import Agent, InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
 from tracegrade import TurnContext, capture, grade
+from tracegrade.dialects import extract
 from tracegrade.evaluators import (
     ArgumentCorrectness,
     MaxModelRequests,
@@ -129,7 +130,7 @@ def _hand_written_loop(shape: str, *, root: str | None = "my_loop") -> Trajector
             for step in range(len(STEPS)):
                 with tracer.start_as_current_span(name, attributes=attrs(step)):
                     pass
-    return Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    return extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -180,7 +181,7 @@ def _executed_and_requested(
                     continue
                 with tracer.start_as_current_span(f"execute_tool {cid}", attributes=tool_attrs[cid]):
                     pass
-    return Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    return extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
 
 
 def _tool(name: str, cid: str | None, args: Any = None) -> dict[str, Any]:
@@ -243,7 +244,7 @@ def test_a_requested_call_without_a_recorded_name_is_reported_not_guessed() -> N
     attrs["gen_ai.output.messages"] = json.dumps(out)
     with _tracer() as (tracer, exporter), tracer.start_as_current_span("chat gpt-4o", attributes=attrs):
         pass
-    traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert traj.tool_names == ["get_order"]
     assert any("name was not recorded" in note for note in traj.incomplete)
 
@@ -269,7 +270,7 @@ def test_content_off_requests_leave_arguments_not_recorded() -> None:
     attrs["gen_ai.output.messages"] = json.dumps(out)
     with _tracer() as (tracer, exporter), tracer.start_as_current_span("chat gpt-4o", attributes=attrs):
         pass
-    traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [(c.name, c.args) for c in traj.tool_calls] == [("get_weather", NOT_RECORDED), ("get_order", NOT_RECORDED)]
     assert grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234})])[0].outcome == "not_evaluated"
 
@@ -280,7 +281,7 @@ def test_content_off_requests_leave_arguments_not_recorded() -> None:
 def _chat_only(attrs: dict[str, Any], scope: str = "opentelemetry.instrumentation.openai_v2") -> Trajectory:
     with _tracer(scope) as (tracer, exporter), tracer.start_as_current_span("chat gpt-4o", attributes=attrs):
         pass
-    return Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    return extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
 
 
 CONTENT_OFF = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.system": "openai"}
@@ -316,7 +317,7 @@ def test_agent_and_tool_spans_without_model_spans_cannot_bound_requests() -> Non
         "invoke_agent support", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
     ), tracer.start_as_current_span("execute_tool search", attributes=_tool("search", "c1")):
         pass
-    traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     budget, tools = grade(traj, [MaxModelRequests(max_requests=10), ToolCorrectness(expected_tools=["search"])])
     assert budget.outcome == "not_evaluated" and "no model-request span" in budget.reasoning
     assert tools.outcome == "passed"
@@ -327,7 +328,7 @@ def test_only_agent_spans_say_nothing_about_tools() -> None:
         "invoke_agent support", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
     ):
         pass
-    traj = Trajectory.from_tree(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert {r.outcome for r in grade(traj, TOOL_CHECKS)} == {"not_evaluated"}
 
 

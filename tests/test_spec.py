@@ -53,14 +53,14 @@ def test_spec_file_grades_like_the_python_api(tmp_path: Path) -> None:
         ),
         (
             [{"MaxToolCalls": 1}, {"ToolCorrectness": {"expected_tool": ["a"]}}],
-            "evaluators[1].ToolCorrectness.expected_tool: unknown parameter (did you mean 'expected_tools'?)",
+            "evaluators[1]: ToolCorrectness.expected_tool: unknown parameter (did you mean 'expected_tools'?)",
         ),
         (
             [{"TrajectoryMatch": {"expected_trajectory": ["a"], "order": "bogus"}}],
-            "evaluators[0].TrajectoryMatch.order: Input should be 'exact', 'in_order', 'any_order'",
+            "evaluators[0]: TrajectoryMatch.order: must be one of ('exact', 'in_order', 'any_order'",
         ),
-        ([{"MaxToolCalls": "five"}], "evaluators[0].MaxToolCalls.max_calls: Input should be a valid integer"),
-        (["ToolCorrectness"], "evaluators[0].ToolCorrectness: missing required parameter(s) ['expected_tools']"),
+        ([{"MaxToolCalls": "five"}], "evaluators[0]: MaxToolCalls.max_calls: must be an integer, got 'five'"),
+        (["ToolCorrectness"], "evaluators[0]: ToolCorrectness: missing required parameter(s) ['expected_tools']"),
         ([{"HasMatchingSpan": {"query": {"name_equal": "x"}}}], "did you mean 'name_equals'?"),
         ([["MaxToolCalls"]], "evaluators[0]: expected `Name`"),
         ({"MaxToolCalls": 1}, "evaluators: expected a list"),

@@ -21,9 +21,9 @@ from pydantic_evals.otel import SpanTree as OracleTree
 
 from faults._bounded import time_limit
 from tracegrade import grade
+from tracegrade.dialects import extract
 from tracegrade.evaluators import HasMatchingSpan, ToolCorrectness
 from tracegrade.spans import Span
-from tracegrade.trajectory import Trajectory
 from tracegrade.tree import MAX_QUERY_NESTING, RENDER_INDENT_LEVELS, SpanNode, SpanQuery, SpanTree, validate_query
 
 BASE_NS = 1_700_000_000 * 10**9
@@ -1064,7 +1064,7 @@ def genai_tool_span(tool: str, span_id: int, parent_id: int, start_us: int) -> S
 
 def test_tool_spans_inside_a_cycle_stay_in_the_trajectory_which_is_marked_incomplete() -> None:
     tree = SpanTree.from_spans([genai_tool_span("search", 1, 2, 0), genai_tool_span("fetch", 2, 1, 10)])
-    traj = Trajectory.from_tree(tree)
+    traj = extract(tree)
     assert [c.name for c in traj.all_calls] == ["search", "fetch"]
     assert traj.incomplete[:1] == tree.notes and "closes a cycle" in traj.incomplete[0]
 

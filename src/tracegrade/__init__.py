@@ -1,62 +1,58 @@
-"""tracegrade: grade AI agents from their OpenTelemetry traces."""
+"""tracegrade: grade AI agents from their OpenTelemetry traces.
+
+The top level holds the names of the everyday API and the core data types; everything else has one
+home in a named submodule: the evaluators in `tracegrade.evaluators`, the span tree in
+`tracegrade.tree`, the errors in `tracegrade.errors`, `OTLPReceiver` in `tracegrade.receiver`,
+`grade_traces` in `tracegrade.batch`. The pytest-facing evaluators are here as well as in
+`tracegrade.evaluators`, as in pytest-agent-eval.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ._lazy import lazy_attributes
+from ._version import __version__ as __version__  # the attribute, not a name of `__all__`
 from .capture import Capture, capture  # eager: the submodule `capture` must not shadow the function
 
 if TYPE_CHECKING:
-    from .content import instrument_content
+    from .errors import TranscriptError
     from .evaluators import (
-        ArgumentCorrectness,
         ContainsEvaluator,
-        HasMatchingSpan,
+        Evaluator,
         JudgeEvaluator,
-        MaxModelRequests,
-        MaxToolCalls,
         ToolCallArgsEvaluator,
         ToolCallArgsJudgeEvaluator,
         ToolCallEvaluator,
-        ToolCorrectness,
-        TrajectoryJudge,
-        TrajectoryMatch,
     )
     from .grading import agrade, grade
-    from .ingest import TraceFormatError, load_traces, write_otlp_json
-    from .pytest_plugin.record import recorded_trace
-    from .pytest_plugin.session import TranscriptResult
+    from .ingest._traces import load_traces
+    from .ingest._write import write_otlp_json
     from .pytest_plugin.transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
-    from .receiver import trace_headers
+    from .pytest_plugin.yaml_collect import Transcript
+    from .receiver._propagation import trace_headers
     from .results import EvalResult, TurnContext
     from .spans import Span
     from .trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall, Trajectory
-    from .tree import SpanNode, SpanQuery, SpanTree
-
-__version__ = "0.1.0"
 
 # Everything but capture loads on first use: pytest imports this package through the plugin in every
 # session of every project it is installed in, most of which never grade anything (the evaluators,
-# judges, transcript models and trace readers cost ~0.3 s of imports, more when they build the
-# first pydantic model of the process).
+# judges, transcript models and trace readers are the bulk of the package's import time).
 _LAZY = {
     name: module
     for module, names in {
-        ".content": "instrument_content",
-        ".evaluators": "ArgumentCorrectness ContainsEvaluator HasMatchingSpan JudgeEvaluator MaxModelRequests "
-        "MaxToolCalls ToolCallArgsEvaluator ToolCallArgsJudgeEvaluator ToolCallEvaluator ToolCorrectness "
-        "TrajectoryJudge TrajectoryMatch",
+        ".errors": "TranscriptError",
+        ".evaluators": "ContainsEvaluator Evaluator JudgeEvaluator ToolCallArgsEvaluator ToolCallArgsJudgeEvaluator "
+        "ToolCallEvaluator",
         ".grading": "agrade grade",
-        ".ingest": "TraceFormatError load_traces write_otlp_json",
-        ".results": "EvalResult TurnContext",
-        ".pytest_plugin.record": "recorded_trace",
-        ".pytest_plugin.session": "TranscriptResult",
+        ".ingest._traces": "load_traces",
+        ".ingest._write": "write_otlp_json",
         ".pytest_plugin.transcript": "AgentReply Expect JudgeConfig ToolCallArgsConfig Turn",
+        ".pytest_plugin.yaml_collect": "Transcript",
         ".receiver._propagation": "trace_headers",
+        ".results": "EvalResult TurnContext",
         ".spans": "Span",
         ".trajectory": "NOT_RECORDED AgentRun ModelRequest ToolCall Trajectory",
-        ".tree": "SpanNode SpanQuery SpanTree",
     }.items()
     for name in names.split()
 }
@@ -65,41 +61,29 @@ __all__ = [
     "NOT_RECORDED",
     "AgentReply",
     "AgentRun",
-    "ArgumentCorrectness",
     "Capture",
     "ContainsEvaluator",
     "EvalResult",
+    "Evaluator",
     "Expect",
-    "HasMatchingSpan",
     "JudgeConfig",
     "JudgeEvaluator",
-    "MaxModelRequests",
-    "MaxToolCalls",
     "ModelRequest",
     "Span",
-    "SpanNode",
-    "SpanQuery",
-    "SpanTree",
     "ToolCall",
     "ToolCallArgsConfig",
     "ToolCallArgsEvaluator",
     "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",
-    "ToolCorrectness",
-    "TraceFormatError",
     "Trajectory",
-    "TrajectoryJudge",
-    "TrajectoryMatch",
-    "TranscriptResult",
+    "Transcript",
+    "TranscriptError",
     "Turn",
     "TurnContext",
-    "__version__",
     "agrade",
     "capture",
     "grade",
-    "instrument_content",
     "load_traces",
-    "recorded_trace",
     "trace_headers",
     "write_otlp_json",
 ]

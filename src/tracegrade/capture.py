@@ -1,4 +1,5 @@
-"""Record the spans of a block of code: `_SpanRecorder` (a `SpanProcessor`) and `capture()`.
+"""Record the spans and log records of a block of code: `_SpanRecorder` (a `SpanProcessor`),
+`_LogRecorder` (a `LogRecordProcessor`) and `capture()`.
 
 Attribution happens once, at `on_start`: a span belongs to the innermost capture active in the
 context it started in, or else to the capture that owns its parent span (so spans started in
@@ -8,6 +9,12 @@ started outside every capture are never retained. Storage happens at `on_end`:
 the `ReadableSpan` the SDK hands to processors is kept, never copied; its bounded containers are
 swapped for what they hold (see `_slim`), so each kept span costs the cyclic GC two objects, not a
 dozen.
+
+Log records (OTel Logs API events such as `gen_ai.choice`) are attributed by the span they name:
+a record belongs to the innermost open capture that recorded that span (still open or ended) and
+to the open captures enclosing it, whatever context it is emitted in. A record naming no span, or
+a span no open capture recorded, is not retained. Records are converted to `spans.LogRecord` when
+emitted (the SDK's record is mutable and shared with the other processors; it is only read).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar, Token
 from functools import cached_property
 from types import TracebackType
@@ -29,15 +36,23 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.util import BoundedList as _BoundedList
 
+from .spans import LogRecord
 from .tree import SpanNode, SpanTree
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs import LogRecordProcessor as _LogRecordProcessor
     from opentelemetry.sdk.trace import Span as SDKSpan
 
-    from .spans import LogRecord, Span
+    from .spans import Span
     from .trajectory import Trajectory
+else:
+    _LogRecordProcessor = object  # the SDK's logs module is imported only once a capture opens
 
-__all__ = ["Capture", "RemoteSource", "_SpanRecorder", "active_capture", "capture", "ensure_recorder"]
+__all__ = [
+    "Capture", "RemoteSource", "_LogRecorder", "_SpanRecorder", "active_capture", "capture", "ensure_log_recorder",
+    "ensure_recorder",
+]  # fmt: skip
 
 _log = logging.getLogger("tracegrade")
 
@@ -69,6 +84,8 @@ class Capture:
         self._index_lock = threading.Lock()
         self._open: dict[int, SDKSpan] = {}
         self._open_twins: dict[int, list[SDKSpan]] = {}  # open spans whose id an open span already has
+        self._logs: list[LogRecord] = []
+        self._log_notes: list[str] = []  # what the SDK's log record limits cut from recorded records
         self.open_spans: list[ReadableSpan] = []
         """Spans that started inside the block but had not ended when it exited."""
         self.closed = False
@@ -88,23 +105,33 @@ class Capture:
         """Finished SDK spans recorded in this capture, in the order they ended."""
         return self._spans
 
+    @property
+    def logs(self) -> list[LogRecord]:
+        """Log records emitted in this process that name a span of this capture, in the order they
+        were emitted (attached to their spans in `tree`)."""
+        return self._logs
+
     @cached_property
     def tree(self) -> SpanTree:
-        """The recorded spans as a tree, with what a receiver added (`capture(receiver=...)`): other
-        processes' spans of this trace, and the log records they sent attached to the spans they name."""
-        if not (self.remote_spans or self.remote_logs):
-            return SpanTree.from_readable_spans(self._spans)
-        tree = SpanTree.from_spans(self.remote_spans, readable=self._spans)
-        tree.attach_logs(self.remote_logs)
+        """The recorded spans as a tree, with the log records that name them attached (`SpanNode.logs`),
+        and what a receiver added (`capture(receiver=...)`): other processes' spans of this trace and
+        the log records they sent."""
+        if self.remote_spans or self.remote_logs:
+            tree = SpanTree.from_spans(self.remote_spans, readable=self._spans)
+        else:
+            tree = SpanTree.from_readable_spans(self._spans)
+        if self._logs or self.remote_logs:
+            tree.attach_logs(_merged_logs(self._logs, self.remote_logs))
         return tree
 
     @cached_property
     def trajectory(self) -> Trajectory:
-        from .trajectory import Trajectory
+        from .dialects import extract
 
-        traj = Trajectory.from_tree(self.tree, messages=self.messages, value_limit=_value_length_limit)
+        traj = extract(self.tree, messages=self.messages, value_limit=_value_length_limit)
         traj.incomplete.extend(f"span {s.name!r} was still open when the capture closed" for s in self.open_spans)
         traj.incomplete.extend(self.remote_incomplete)
+        traj.incomplete.extend(self._log_notes)
         traj.incomplete.extend(
             f"span {name!r} lost {n} attribute(s) to the SDK's span limits (raise OTEL_ATTRIBUTE_COUNT_LIMIT)"
             for name, n, _ in self.dropped
@@ -156,7 +183,17 @@ class Capture:
         return self._ids
 
     def __repr__(self) -> str:
-        return f"<Capture spans={len(self._spans)} closed={self.closed}>"
+        logs = f" logs={len(self._logs)}" if self._logs else ""
+        return f"<Capture spans={len(self._spans)}{logs} closed={self.closed}>"
+
+
+def _merged_logs(local: list[LogRecord], remote: list[LogRecord]) -> list[LogRecord]:
+    """Local records, then the remote ones not recorded locally too (a process exporting its own
+    logs to the capture's receiver sends the records the capture already holds)."""
+    if not (local and remote):
+        return local or remote
+    seen = {(r.trace_id, r.span_id, r.time_ns, r.event_name) for r in local}
+    return [*local, *(r for r in remote if (r.trace_id, r.span_id, r.time_ns, r.event_name) not in seen)]
 
 
 def _span_id(span: ReadableSpan) -> int:
@@ -329,12 +366,193 @@ def ensure_recorder(provider: object | None = None) -> TracerProvider:
         return sdk
 
 
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def _value(value: Any) -> Any:
+    """A log record's body or attribute value as the file readers decode it (mappings → dicts,
+    sequences → tuples), copied: the SDK's record stays as the other processors see it."""
+    kind = type(value)
+    if kind in _SCALARS:  # exact types first: ABC checks cost more than the copy
+        return value
+    if kind is dict or (kind not in (list, tuple) and isinstance(value, Mapping)):
+        return {k if type(k) is str else str(k): _value(v) for k, v in value.items()}
+    if kind is list or kind is tuple or (isinstance(value, Sequence) and not isinstance(value, str | bytes)):
+        return tuple([_value(v) for v in value])
+    return value
+
+
+_last_resource: tuple[Any, dict[str, Any]] = (None, {})
+"""The last SDK `Resource` a record was converted with, and its attributes as a dict."""
+
+
+def _resource_dict(resource: Any) -> dict[str, Any]:
+    """A resource's attributes as a dict, one dict shared by the records of one `Resource` in a row
+    (records are frozen; a provider's resource rarely changes)."""
+    global _last_resource
+    if resource is None:
+        return {}
+    last = _last_resource  # one read: another thread may replace it
+    if last[0] is resource:
+        return last[1]
+    _last_resource = (resource, attrs := dict(resource.attributes))
+    return attrs
+
+
+def _log_record(item: Any) -> LogRecord | None:
+    """A `LogRecord` from what the SDK hands `on_emit`: a `ReadWriteLogRecord` (SDK >= 1.35: the API
+    record in `.log_record`, resource and scope beside it) or a `LogData` (older SDKs: the SDK record,
+    with its resource, in `.log_record`). None when it names no span."""
+    record = item.log_record
+    span_id = record.span_id or 0
+    if not span_id:
+        return None
+    resource = getattr(item, "resource", None) or getattr(record, "resource", None)
+    scope = item.instrumentation_scope
+    severity = record.severity_number
+    attrs = record.attributes
+    return LogRecord(
+        trace_id=record.trace_id or 0,
+        span_id=span_id,
+        time_ns=record.timestamp or record.observed_timestamp or 0,
+        event_name=getattr(record, "event_name", None) or "",
+        body=_value(record.body),
+        attributes={k: _value(v) for k, v in attrs.items()} if attrs else {},
+        severity_text=record.severity_text or "",
+        severity_number=int(severity.value) if severity is not None else 0,
+        resource=_resource_dict(resource),
+        scope_name=scope.name if scope is not None else "",
+    )
+
+
+def _limit_notes(item: Any, record: LogRecord) -> list[str]:
+    """What the SDK's log record limits cut from a record: attributes dropped, string values cut
+    to the value-length limit (a value exactly that long may have been longer)."""
+    notes: list[str] = []
+    name = record.event_name or "(unnamed)"
+    if dropped := getattr(item, "dropped_attributes", 0):
+        notes.append(f"log record {name!r} lost {dropped} attribute(s) to the SDK's log record limits "
+                     "(raise OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT)")  # fmt: skip
+    limits = getattr(item, "limits", None)
+    cut = getattr(limits, "max_log_record_attribute_length", None)
+    if cut is not None:
+        for key, value in record.attributes.items():
+            values = value if isinstance(value, tuple) else (value,)
+            if any(isinstance(v, str) and len(v) == cut for v in values):
+                notes.append(f"log record {name!r} attribute {key!r} may be cut at {cut} characters by the "
+                             "SDK's log record limits (raise OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT)")  # fmt: skip
+    return notes
+
+
+class _LogRecorder(_LogRecordProcessor):
+    """A `LogRecordProcessor` that gives each log record to the open capture that recorded the span
+    it names (and the open captures enclosing it); ignores all others. Never raises.
+
+    Written for the installed SDK's `on_emit(log_record: ReadWriteLogRecord)` (opentelemetry-sdk
+    >= 1.35), and reads the `LogData` older SDKs pass the same way. The SDK's logs module is imported
+    when the recorder is first attached, not with this module.
+    """
+
+    def on_emit(self, log_record: Any) -> None:
+        try:
+            if not _RECORDER._captures:  # no capture open: nothing to find (the common case)
+                return
+            sid = log_record.log_record.span_id
+            if not sid or (cap := _RECORDER._owner_of(sid)) is None:
+                return
+            record = _log_record(log_record)
+            if record is None:
+                return
+            notes = _limit_notes(log_record, record)
+            c: Capture | None = cap
+            while c is not None:
+                if not c.closed:
+                    c._logs.append(record)
+                    c._log_notes.extend(notes)
+                c = c.parent
+        except Exception:  # a recorder bug must never reach the instrumented application
+            _log.debug("tracegrade: _LogRecorder.on_emit failed", exc_info=True)
+
+    def enabled(self, **_: Any) -> bool:
+        """Only while a capture is open (instrumentations that ask may skip building events)."""
+        return bool(_RECORDER._captures)
+
+    def shutdown(self) -> None:
+        pass  # one recorder serves every provider it is attached to
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+_LOG_RECORDER = _LogRecorder()
+_logs_attached: weakref.WeakSet[Any] = weakref.WeakSet()
+_warned_logs: list[object] = []  # the non-SDK global logger provider already warned about
+
+
+def _sdk_logger_provider(provider: object) -> LoggerProvider | None:
+    from opentelemetry.sdk._logs import LoggerProvider
+
+    if isinstance(provider, LoggerProvider):
+        return provider
+    inner = getattr(provider, "provider", None)  # logfire's ProxyLoggerProvider wraps an SDK provider
+    return inner if isinstance(inner, LoggerProvider) else None
+
+
+def ensure_log_recorder(logger_provider: object | None = None) -> LoggerProvider | None:
+    """Attach the log recorder to `logger_provider` (default: the global one) once; return the SDK
+    provider it is attached to.
+
+    With no logger provider configured globally, an SDK `LoggerProvider` is installed as the global
+    provider so that instrumented code's events (the OTel Logs API) become records. A global provider
+    that is not an SDK one (set by someone else) cannot be recorded from: None, with a warning in
+    the `tracegrade` log.
+    """
+    from opentelemetry import _logs
+    from opentelemetry.sdk._logs import LoggerProvider
+
+    target = _logs.get_logger_provider() if logger_provider is None else logger_provider
+    if (sdk := _sdk_logger_provider(target)) is not None and sdk in _logs_attached:
+        return sdk  # the common case, without the lock
+    with _attach_lock:
+        target = _logs.get_logger_provider() if logger_provider is None else logger_provider
+        sdk = _sdk_logger_provider(target)
+        if sdk is None:
+            if logger_provider is not None:
+                raise TypeError(
+                    f"capture(logger_provider=...) needs an OpenTelemetry SDK LoggerProvider, got {target!r}"
+                )
+            from opentelemetry._logs._internal import ProxyLoggerProvider  # the API's placeholder (not exported)
+
+            if type(target) is ProxyLoggerProvider:  # none was set
+                _logs.set_logger_provider(LoggerProvider())
+                sdk = _sdk_logger_provider(_logs.get_logger_provider())
+                if sdk is not None:
+                    _log.info("tracegrade: no logger provider was configured; installed an SDK LoggerProvider")
+            if sdk is None:
+                if not any(p is target for p in _warned_logs):
+                    _warned_logs.append(target)
+                    _log.warning(
+                        "tracegrade: the global logger provider %r is not an OpenTelemetry SDK LoggerProvider; "
+                        "capture() records no log records (pass capture(logger_provider=...))",
+                        target,
+                    )
+                return None
+        if sdk not in _logs_attached:
+            sdk.add_log_record_processor(_LOG_RECORDER)
+            _logs_attached.add(sdk)
+        return sdk
+
+
 class capture:
-    """Record the spans of the enclosed block: `with capture() as cap:` or `async with capture() as cap:`.
+    """Record the spans and log records of the enclosed block: `with capture() as cap:` or
+    `async with capture() as cap:`.
 
     `provider` attaches to a specific SDK `TracerProvider` instead of the global one (for agents
-    instrumented with `InstrumentationSettings(tracer_provider=...)`). `messages` seeds
-    `Capture.messages` (see `Capture.add_messages`).
+    instrumented with `InstrumentationSettings(tracer_provider=...)`). Log records (OTel Logs API
+    events, e.g. the GenAI instrumentations' `gen_ai.choice`) that name a recorded span are kept too
+    (`Capture.logs`, attached to their spans in `tree`): `logger_provider` attaches to a specific SDK
+    `LoggerProvider` instead of the global one. `messages` seeds `Capture.messages` (see
+    `Capture.add_messages`).
 
     `receiver` (an `OTLPReceiver`) adds what other processes do in the block: a local root span is
     started and made current, so requests carry its trace context (`tracegrade.trace_headers()` gives
@@ -350,6 +568,7 @@ class capture:
         self,
         *,
         provider: object | None = None,
+        logger_provider: object | None = None,
         messages: Sequence[Any] | None = None,
         receiver: RemoteSource | None = None,
         remote_timeout: float = 10.0,
@@ -358,6 +577,7 @@ class capture:
         if remote_timeout <= 0 or remote_quiet < 0:
             raise ValueError(f"capture(): remote_timeout must be > 0 and remote_quiet >= 0, got {remote_timeout!r}, {remote_quiet!r}")
         self._provider = provider
+        self._logger_provider = logger_provider
         self._messages = messages
         self._receiver = receiver
         self._remote_timeout, self._remote_quiet = remote_timeout, remote_quiet
@@ -369,6 +589,13 @@ class capture:
 
     def __enter__(self) -> Capture:
         ensure_recorder(self._provider)
+        if self._logger_provider is not None:
+            ensure_log_recorder(self._logger_provider)
+        else:
+            try:
+                ensure_log_recorder()
+            except Exception:  # the global logs setup (e.g. a bad OTEL_PYTHON_LOGGER_PROVIDER) never fails a capture
+                _log.warning("tracegrade: cannot record log records from the global logger provider", exc_info=True)
         parent = _ACTIVE.get()
         while parent is not None and parent.closed:  # a capture exited in another context
             parent = parent.parent

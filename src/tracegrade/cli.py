@@ -7,74 +7,47 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from .results import EvalResult
+from .reporting import CaseRecord, Report, write
+from .reporting.redact import Redactor, scrub_case
+from .reporting.terminal import OUTCOME_STYLE, print_case, print_summary, results_table, trajectory_lines
 from .trajectory import Trajectory
 from .tree import SpanNode, SpanTree
 
 __all__ = ["main"]
 
-_STYLE = {"passed": "green", "failed": "red", "not_evaluated": "yellow", "error": "magenta"}
-
-
-def results_table(results: Sequence[EvalResult], title: str = "") -> Table:
-    table = Table(title=title or None, title_justify="left", show_lines=False)
-    table.add_column("evaluator", no_wrap=True)
-    table.add_column("outcome", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("reason")
-    for r in results:
-        score = "" if r.score is None else f"{r.score:.3f}"
-        table.add_row(Text(r.name), Text(r.outcome, style=_STYLE[r.outcome]), score, Text(r.reasoning))
-    return table
-
-
-def trajectory_lines(traj: Trajectory) -> list[Text]:
-    """One line per tool call (failed and deferred ones flagged) and a model-request line; recorded
-    text (names, arguments, agents) is never read as markup."""
-    lines = []
-    for i, call in enumerate(traj.calls(include_failed=True, include_deferred=True), 1):
-        line = Text(f"  {i}. {call.describe()}")
-        if call.failed:
-            line.append(" (failed: retry requested)" if call.retry_cause else " (failed)", style="red")
-        if call.deferred:
-            line.append(f" (deferred: {call.deferred})", style="yellow")
-        if call.agent:
-            line.append(f" {call.agent}", style="dim")
-        lines.append(line)
-    tokens = sum(r.total_tokens or 0 for r in traj.model_requests)
-    lines.append(Text(f"  model requests: {len(traj.model_requests)}, tokens: {tokens}"))
-    return lines
+_STYLE = OUTCOME_STYLE  # the receiver's live view colours outcomes the same way
 
 
 def _demo(console: Console) -> int:
     from .demo import run_demo
 
-    counts = dict.fromkeys(_STYLE, 0)
+    report = Report(title="tracegrade demo")
     for case, _cap, reply, results in run_demo():
-        ok = all(r.passed for r in results)
-        verdict = ("PASS", "green") if ok else ("FAIL", "red")
+        record = CaseRecord.from_results(case.name, results, reply=reply)
+        report.cases.append(record)
+        verdict = ("PASS", "green") if record.passed else ("FAIL", "red")
         console.rule(Text.assemble(verdict, " ", (case.name, "bold"), f": {case.prompt!r}"))
         console.print("trajectory (from spans):")
         for line in trajectory_lines(_cap.trajectory):
             console.print(line, highlight=False)
         console.print(Text(f"reply: {reply!r}"))
         console.print(results_table(results))
-        for r in results:
-            counts[r.outcome] += 1
-    summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n)
-    console.print(f"\n[bold]demo:[/bold] {summary} (one check is meant to fail, to show a failure's reason)")
+    console.print(Text.assemble("\n", ("demo: ", "bold"), report.summary,
+                                " (one check is meant to fail, to show a failure's reason)"))  # fmt: skip
     return 0
 
 
 def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, SpanTree, Trajectory]]:
     """(label, tree, trajectory) of every trace, file by file, streaming (one trace in memory at a time)."""
+    from .dialects import extract
     from .ingest import iter_traces, trace_files
     from .ingest._logs import is_logs_file
+    from .ingest._traces import recording_id
 
     files = trace_files(list(paths))
     logs = [f for f in files if is_logs_file(f)]  # attached to the traces of every trace file
@@ -84,99 +57,84 @@ def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, Sp
         for tree in iter_traces([path, *logs] if logs else path):
             root = tree.roots[0] if tree.roots else None
             label = f"{path}: {root.trace_id:032x} {root.name!r}" if root is not None else f"{path}: (empty)"
-            yield label, tree, Trajectory.from_tree(tree, dialect=dialect)
+            if (rid := recording_id(tree)) is not None:  # a recorded run: every turn (trace) is one unit
+                label = f"{path}: recording {rid!r} ({_turns(len(tree.trace_ids))})"
+            yield label, tree, extract(tree, dialect=dialect)
 
 
-_Graded = tuple[str, list[str], list[EvalResult]]
-"""(trace label, its tool calls described, the results)."""
+def _turns(n: int) -> str:
+    return "1 turn" if n == 1 else f"{n} turns"
 
 
-def _summary(graded: Sequence[_Graded], failed: int, not_evaluated: str) -> str:
-    counts = dict.fromkeys(_STYLE, 0)
-    for _label, _calls, results in graded:
-        for r in results:
-            counts[r.outcome] += 1
-    skipped = " (skipped)" if not_evaluated == "skip" and counts["not_evaluated"] else ""
-    return (
-        f"{len(graded)} trace(s): {len(graded) - failed} passed, {failed} failed; checks: {counts['passed']} passed, "
-        f"{counts['failed']} failed, {counts['not_evaluated']} not evaluated{skipped}, {counts['error']} errors"
-    )
+def _turn_labels(tree: SpanTree, labels: Callable[[SpanNode], str]) -> Callable[[SpanNode], str]:
+    """`labels`, with `  [turn k of n]` on the first root of each trace of a multi-turn recording."""
+    ids = tree.trace_ids
+    if len(ids) < 2:
+        return labels
+    turn = {tid: k for k, tid in enumerate(ids, 1)}
+    first: dict[int, int] = {}  # trace id → id() of its first root (roots are in start order)
+    for root in tree.roots:
+        first.setdefault(root.trace_id, id(root))
+    heads = set(first.values())
+    return lambda node: (f"  [turn {turn[node.trace_id]} of {len(ids)}]" if id(node) in heads else "") + labels(node)
+
+
+def _case_id(tree: SpanTree, key: str) -> str | None:
+    """The value of attribute `key` on the trace's first span that has it (roots first)."""
+    for node in (*tree.roots, *tree):
+        value = node.attributes.get(key)
+        if value is not None:
+            return str(value)
+    return None
 
 
 def _grade(args: argparse.Namespace, console: Console) -> int:
     from .grading import grade
+    from .reporting.trace import expected_steps, trace_view
     from .spec import load_spec
 
+    if args.output is not None and args.format == "table":
+        raise _BadInput("-o writes a report file: choose --format json, junit, markdown or html")
     evaluators = load_spec(args.spec)
-    graded: list[_Graded] = []
-    failed: set[str] = set()
-    for label, _tree, traj in _traces(args.paths, args.dialect):
+    redactor = Redactor(args.redact)
+    expected = expected_steps(evaluators)
+    report = Report()
+    groups: dict[str, CaseRecord] = {}
+    for label, tree, traj in _traces(args.paths, args.dialect):
         results = grade(traj, evaluators)
-        ok = all(r.counts_as_passed(args.not_evaluated) for r in results)
-        if not ok:
-            failed.add(label)
+        calls = [redactor.describe(c) for c in traj.tool_calls]
+        trace = trace_view(traj, redactor) if args.format == "html" else None
+        case = CaseRecord.from_results(
+            label, results, tool_calls=calls, not_evaluated=args.not_evaluated, trace=trace, expected=expected,
+            informational=args.informational,
+        )  # fmt: skip
+        scrub_case(case, redactor)
         if args.format == "table":
-            if ok and not args.verbose:
-                console.print(Text.assemble(("PASS", "green"), f" {label} ({len(results)} checks)"), soft_wrap=True)
-            else:
-                console.rule(Text(f"{'PASS' if ok else 'FAIL'} {label}"))
-                for line in trajectory_lines(traj):
-                    console.print(line, highlight=False)
-                console.print(results_table(results))
-        graded.append((label, [c.describe() for c in traj.tool_calls], results))  # not the tree: memory stays flat
-    if not graded:
+            print_case(console, case, traj, verbose=args.verbose, redactor=redactor)
+        if args.case_attribute:  # repeated runs of one case: traces that share the attribute's value
+            key = _case_id(tree, args.case_attribute)
+            if key is not None:
+                group = groups.get(key)
+                if group is None:
+                    cid = f"{args.case_attribute}={key}"
+                    group = groups[key] = CaseRecord(
+                        cid, True, [], args.threshold, args.not_evaluated, expected=expected
+                    )
+                    report.cases.append(group)
+                case.runs[0].label = label
+                group.add_run(case.runs[0])
+                continue
+        report.cases.append(case)  # not the tree (html keeps a clipped view of the spans per run)
+    if not report.cases:
         raise _BadInput(f"no traces found in {', '.join(args.paths)}")
-    summary = _summary(graded, len(failed), args.not_evaluated)
-    if args.format == "json":
-        doc = [{"trace": label, "passed": label not in failed, "tool_calls": calls,
-                "results": [_result_dict(r) for r in results]} for label, calls, results in graded]  # fmt: skip
-        print(json.dumps(doc, indent=2))
-    elif args.format == "junit":
-        print(_junit(graded, args.not_evaluated))
-    elif args.format == "markdown":
-        print(_markdown(graded, failed, summary))
+    if args.format == "table":
+        print_summary(console, report)
+    elif args.output is not None:
+        Path(args.output).write_text(write(report, args.format), encoding="utf-8")
+        print(f"{report.summary} → {args.output}", file=sys.stderr)
     else:
-        console.print(f"[bold]{summary}[/bold]", soft_wrap=True)
-    return 1 if failed else 0
-
-
-def _result_dict(r: EvalResult) -> dict[str, object]:
-    return {"evaluator": r.name, "outcome": r.outcome, "passed": r.passed, "score": r.score, "reason": r.reasoning}
-
-
-def _junit(graded: Sequence[_Graded], not_evaluated: str) -> str:
-    from xml.sax.saxutils import escape, quoteattr
-
-    cases, failures, skipped = [], 0, 0
-    for label, _calls, results in graded:
-        for r in results:
-            body = ""
-            if r.outcome == "not_evaluated" and not_evaluated == "skip":
-                skipped += 1
-                body = f"<skipped message={quoteattr(r.reasoning)}/>"
-            elif r.outcome == "error":
-                failures += 1
-                body = f"<error message={quoteattr(r.reasoning)}>{escape(r.reasoning)}</error>"
-            elif not r.passed:
-                failures += 1
-                body = f"<failure message={quoteattr(r.reasoning)}>{escape(r.reasoning)}</failure>"
-            cases.append(f"  <testcase classname={quoteattr(label)} name={quoteattr(r.name)}>{body}</testcase>")
-    head = f'<testsuite name="tracegrade" tests="{len(cases)}" failures="{failures}" skipped="{skipped}">'
-    return "\n".join(['<?xml version="1.0" encoding="utf-8"?>', head, *cases, "</testsuite>"])
-
-
-def _markdown(graded: Sequence[_Graded], failed: set[str], summary: str) -> str:
-    lines = [f"# tracegrade: {len(graded) - len(failed)} of {len(graded)} trace(s) passed", "", summary + ".", ""]
-    for label, calls, results in graded:
-        lines += [f"## {'PASS' if label not in failed else 'FAIL'} {label}", "",
-                  "tool calls: " + (", ".join(f"`{c}`" for c in calls) or "(none)"), "",
-                  "| evaluator | outcome | score | reason |", "|---|---|---|---|"]  # fmt: skip
-        for r in results:
-            score = "" if r.score is None else f"{r.score:.3f}"
-            reason = r.reasoning.replace("|", "\\|")
-            lines.append(f"| {r.name} | {r.outcome} | {score} | {reason} |")
-        lines.append("")
-    return "\n".join(lines)
+        sys.stdout.write(write(report, args.format))
+    return report.exit_code
 
 
 def _tool_labels(traj: Trajectory) -> Callable[[SpanNode], str]:
@@ -203,11 +161,14 @@ def _explanations(tree: SpanTree, dialect: str | None) -> Callable[[SpanNode], s
 
 
 def _show(args: argparse.Namespace, console: Console) -> int:
+    from .ingest._traces import recording_id
+
     shown = 0
     for label, tree, traj in _traces(args.paths, args.dialect):
         shown += 1
         console.rule(Text(label))
         labels = _explanations(tree, args.dialect) if args.explain else _tool_labels(traj)
+        labels = _turn_labels(tree, labels) if recording_id(tree) is not None else labels
         console.print(Text(tree.render(attributes=labels)))
         console.print("trajectory:")
         for line in trajectory_lines(traj):
@@ -228,10 +189,23 @@ class _BadInput(Exception):
 
 _PLUGGED: dict[str, tuple[str, str]] = {
     # name: (module with `add_arguments(parser)` and `run(args, console) -> int`, help)
-    "batch": ("tracegrade.batch._cli", "grade traces at fleet scale (files, Parquet, Delta; local or Spark) into a results table"),
+    "batch": (
+        "tracegrade.batch._cli",
+        "grade traces at fleet scale (files, Parquet, Delta; local or Spark) into a results table",
+    ),
     "serve": ("tracegrade.receiver._cli", "receive OTLP/HTTP, grade each trace as it completes against a YAML spec"),
 }
 """Subcommands that live in their own module (imported when the parser is built; keep their imports light)."""
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -243,10 +217,21 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", metavar="PATH", help="trace files or directories (OTLP/JSON, JSONL, .pb, Jaeger)"
     )
     g.add_argument("--spec", required=True, help="YAML file with a top-level `evaluators:` list")
-    g.add_argument("--format", choices=["table", "json", "junit", "markdown"], default="table")
+    g.add_argument("--format", choices=["table", "json", "junit", "markdown", "html"], default="table")
+    g.add_argument("-o", "--output", metavar="FILE", default=None, help="write the report to FILE (not with table)")
     g.add_argument("--not-evaluated", choices=["fail", "skip"], default="fail",
                    help="how a check that could not run (missing data) counts (default: fail)")  # fmt: skip
     g.add_argument("--dialect", default=None, help="force one span convention instead of auto-detecting")
+    g.add_argument("--redact", action="append", default=[], metavar="KEY_GLOB",
+                   help="hide argument and attribute values under keys matching KEY_GLOB in every report format "
+                   "(repeatable; grading sees the real values)")  # fmt: skip
+    g.add_argument("--case-attribute", metavar="KEY", default=None,
+                   help="traces whose spans carry the same value of attribute KEY are repeated runs of one case "
+                   "(pass@k, pass^k, per-check pass rates and flaky checks are reported)")  # fmt: skip
+    g.add_argument("--threshold", type=_fraction, default=1.0,
+                   help="with --case-attribute: the share of a case's runs that must pass (default 1)")  # fmt: skip
+    g.add_argument("--informational", action="append", default=[], metavar="EVALUATOR",
+                   help="report this evaluator's results (and statistics) without letting them fail (repeatable)")  # fmt: skip
     g.add_argument("-v", "--verbose", action="store_true", help="table format: detail passing traces too")
     s = sub.add_parser("show", help="render each trace as a tree, with its extracted trajectory")
     s.add_argument("paths", nargs="+", metavar="PATH")
@@ -265,8 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _demo(console)
     if args.command in _PLUGGED:
         return int(importlib.import_module(_PLUGGED[args.command][0]).run(args, console))
-    from .ingest import TraceFormatError
-    from .spec import SpecError
+    from .errors import SpecError, TraceFormatError
 
     try:
         return _grade(args, console) if args.command == "grade" else _show(args, console)

@@ -42,12 +42,12 @@ class instrument_content:
     """Turn on content capture for Pydantic AI agents that have no instrumentation settings of their own.
 
     ```python
-    with tracegrade.instrument_content():
+    with instrument_content():
         with tracegrade.capture() as cap:
             agent.run_sync("Refund order 12345")
     ```
 
-    Also a decorator, of sync and async functions: `@tracegrade.instrument_content()`.
+    Also a decorator, of sync and async functions: `@instrument_content()`.
 
     `settings`: the `InstrumentationSettings` to use (they must have `include_content=True`). Without
     it, the keyword arguments build `InstrumentationSettings(include_content=True, **kwargs)`; with

@@ -1,5 +1,16 @@
 """Every error tracegrade raises on purpose: one tree under `TracegradeError`.
 
+    TracegradeError
+    ├── TraceFormatError (ValueError)            a trace file that cannot be read
+    ├── SpecError (ValueError)                   a grading spec that cannot be built
+    ├── ConfigError (ValueError)                 an invalid setting
+    ├── ExpectError (ValueError)                 an invalid `Expect` field
+    ├── ParameterError (ValueError, TypeError)   a bad constructor argument
+    ├── TranscriptError                          an invalid transcript file
+    ├── BatchInputError (ValueError)             bad batch input
+    ├── ServiceError (RuntimeError)              a service that did not start or exited with an error
+    └── TracegradeEvaluationError (RuntimeError) an evaluator ended with outcome `error` (pydantic-evals)
+
 Each subclass also derives from the builtin that describes its kind (`ValueError` for bad input,
 `RuntimeError` for a failed process or evaluation), so `except ValueError` keeps working.
 """
@@ -14,6 +25,7 @@ __all__ = [
     "BatchInputError",
     "ConfigError",
     "ExpectError",
+    "ParameterError",
     "ServiceError",
     "SpecError",
     "TraceFormatError",
@@ -73,6 +85,20 @@ class ExpectError(TracegradeError, ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class ParameterError(TracegradeError, ValueError, TypeError):
+    """A bad constructor argument of an evaluator or of the pytest sugar: `owner` is the class, `param`
+    the parameter (empty for a problem with the call as a whole), `problem` what is wrong
+    (`must be an integer >= 0, got -1`): `MaxToolCalls.max_calls: must be an integer >= 0, got -1`.
+    A `TypeError` too, as Python raises for a bad call."""
+
+    def __init__(self, owner: str, param: str, problem: str) -> None:
+        self.owner, self.param, self.problem = owner, param, problem
+        super().__init__(f"{owner}.{param}: {problem}" if param else f"{owner}: {problem}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.owner, self.param, self.problem))
 
 
 def format_loc(loc: Loc) -> str:

@@ -31,7 +31,9 @@ def context_for(source: Source) -> TurnContext:
     if isinstance(source, Trajectory):
         return TurnContext.for_trajectory(source)
     if isinstance(source, SpanTree):
-        return TurnContext.for_trajectory(Trajectory.from_tree(source))
+        from .dialects import extract
+
+        return TurnContext.for_trajectory(extract(source))
     if isinstance(source, str | os.PathLike):
         from .ingest import read_spans
 

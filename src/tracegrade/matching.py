@@ -1,17 +1,27 @@
-"""The one argument matcher every argument check uses, and the LCS behind `in_order` scores."""
+"""The one argument matcher every argument check uses, the LCS and alignments behind trajectory
+scores, and the TrajectoryMatch scores themselves (`score_trajectory`, `score_steps`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._hints import did_you_mean
+from .errors import ParameterError
+
+if TYPE_CHECKING:
+    from .trajectory import ToolCall
 
 __all__ = [
     "ARGS_MODES",
+    "ORDERS",
     "ArgsMode",
     "KeyRule",
     "Step",
+    "TrajectoryOrder",
     "align_any_order",
     "align_exact",
     "align_in_order",
@@ -20,27 +30,36 @@ __all__ = [
     "diff_arguments",
     "lcs_length",
     "occurrence_index",
+    "score_steps",
+    "score_trajectory",
     "step_matches",
 ]
 
 ArgsMode = Literal["exact", "subset", "superset", "ignore"]
 ARGS_MODES: tuple[str, ...] = ("exact", "subset", "superset", "ignore")
 KeyRule = str | Callable[[Any], bool]
+TrajectoryOrder = Literal["exact", "in_order", "any_order", "strict", "unordered", "subset", "superset"]
+ORDERS: tuple[str, ...] = ("exact", "in_order", "any_order", "strict", "unordered", "subset", "superset")
 
 
 def check_args_options(mode: str, key_modes: Mapping[str, KeyRule] | None, where: str) -> None:
-    """Raise `ValueError` for an unknown mode (overall or per key), at construction time."""
+    """Raise `ParameterError` for an unknown mode (overall or per key), at construction time; `where`
+    is `Owner.param` (the mode's parameter) or the caller's name."""
+    owner, _, param = where.partition(".")
     if mode not in ARGS_MODES:
-        raise ValueError(f"{where}: argument match mode must be one of {ARGS_MODES}, got {mode!r}")
+        raise ParameterError(owner, param or "mode", f"must be one of {ARGS_MODES}, got {mode!r}")
     for key, rule in (key_modes or {}).items():
         if not callable(rule) and rule not in ARGS_MODES:
-            raise ValueError(f"{where}: key_modes[{key!r}] must be a mode in {ARGS_MODES} or a callable, got {rule!r}")
+            raise ParameterError(
+                owner, f"key_modes.{key}", f"must be a mode in {ARGS_MODES} or a callable, got {rule!r}"
+            )
 
 
-def check_occurrence(occ: object) -> None:
-    """Raise `ValueError` unless `occ` is `"first"`, `"last"`, `"any"` or a 0-based index."""
+def check_occurrence(occ: object, owner: str = "") -> None:
+    """Raise `ParameterError` unless `occ` is `"first"`, `"last"`, `"any"` or a 0-based index."""
     if not (occ in ("first", "last", "any") or (isinstance(occ, int) and not isinstance(occ, bool) and occ >= 0)):
-        raise ValueError(f"occurrence must be 'first', 'last', 'any' or a 0-based index >= 0, got {occ!r}")
+        problem = f"must be 'first', 'last', 'any' or a 0-based index >= 0, got {occ!r}"
+        raise ParameterError(owner, "occurrence", problem) if owner else ValueError(f"occurrence {problem}")
 
 
 def occurrence_index(occ: Literal["first", "last"] | int, count: int) -> int | None:
@@ -156,9 +175,11 @@ class Step:
         if isinstance(value, str):
             return cls(value)
         if isinstance(value, Mapping):
-            unknown = [k for k in value if k not in ("tool", "args", "optional")]
+            keys = ("tool", "args", "optional")
+            unknown = [k for k in value if k not in keys]
             if unknown or not isinstance(value.get("tool"), str):
-                problem = f"unknown key {unknown[0]!r}" if unknown else "needs a 'tool' name"
+                problem = f"unknown key {unknown[0]!r}{did_you_mean(str(unknown[0]), keys)}" if unknown else (
+                    "needs a 'tool' name")  # fmt: skip
                 raise ValueError(f"{where}: a step is a tool name or {{tool, args?, optional?}}; {problem}")
             args = value.get("args")
             if args is not None and not isinstance(args, Mapping):
@@ -239,3 +260,76 @@ def align_any_order(n_actual: int, steps: Sequence[Step], match: Callable[[int, 
                 optional += steps[j].optional
                 break
     return matched, optional, used.count(False)
+
+
+# --- TrajectoryMatch scores -------------------------------------------------------------------------
+
+
+def _f1(precision: float, recall: float) -> float:
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def score_trajectory(actual: list[str], expected: list[str], order: TrajectoryOrder) -> tuple[float, str]:
+    """The score of tool names against expected names for `exact`, `in_order` (F1 of the LCS) and
+    `any_order` (F1 of the multiset overlap), and the reason that reproduces it."""
+    if order == "exact":
+        if actual == expected:
+            return 1.0, f"actual trajectory matches expected: {actual!r}"
+        return 0.0, f"actual trajectory {actual!r} does not equal expected {expected!r}"
+    if not actual and not expected:
+        return 1.0, "both actual and expected trajectories are empty"
+    if order == "any_order":
+        overlap, label = sum((Counter(expected) & Counter(actual)).values()), "multiset overlap"
+    else:
+        overlap, label = lcs_length(actual, expected), "LCS"
+    precision = overlap / len(actual) if actual else 0.0
+    recall = overlap / len(expected) if expected else 0.0
+    f1 = _f1(precision, recall)
+    return f1, (
+        f"{label}={overlap}, precision={overlap}/{len(actual)}={precision:.3f}, "
+        f"recall={overlap}/{len(expected)}={recall:.3f}, F1={f1:.3f} "
+        f"(expected: {expected!r}, actual: {actual!r})"
+    )
+
+
+def score_steps(calls: Sequence[ToolCall], steps: Sequence[Step], order: TrajectoryOrder,
+                args_mode: str = "subset") -> tuple[float, str]:  # fmt: skip
+    """The score of `calls` against `steps` in every order mode, and the reason that reproduces it.
+    Plain name steps in `exact` / `in_order` / `any_order` use `score_trajectory`."""
+    actual = [c.name for c in calls]
+    if order in ("exact", "in_order", "any_order") and all(s.args is None and not s.optional for s in steps):
+        return score_trajectory(actual, [s.tool for s in steps], order)
+
+    def match(i: int, j: int) -> bool:
+        return step_matches(steps[j], calls[i].name, calls[i].args, args_mode)
+
+    with_args = any(s.args is not None for s in steps)
+    actual_shown = [c.describe() for c in calls] if with_args else actual
+    shown = f"(expected: {[s.describe() for s in steps]!r}, actual: {actual_shown!r})"
+    required = sum(not s.optional for s in steps)
+    if order in ("exact", "strict", "in_order"):
+        overlap, optional = align_in_order(len(calls), steps, match)
+        label, extra = "LCS", len(calls) - overlap
+    else:
+        overlap, optional, extra = align_any_order(len(calls), steps, match)
+        label = "multiset overlap"
+    if not calls and required == 0:
+        return 1.0, f"both actual and expected trajectories are empty {shown}"
+    denominator = required + optional
+    precision = overlap / len(calls) if calls else 0.0
+    recall = overlap / denominator if denominator else 0.0
+    pr = (f"{label}={overlap}, precision={overlap}/{len(calls)}={precision:.3f}, "
+          f"recall={overlap}/{denominator}={recall:.3f}")  # fmt: skip
+    if order in ("exact", "strict"):
+        ok = align_exact(len(calls), steps, match)
+        verb = "matches" if ok else "does not match"
+        return (1.0 if ok else 0.0), f"actual trajectory {verb} the expected sequence; {pr} {shown}"
+    if order in ("in_order", "any_order"):
+        f1 = _f1(precision, recall)
+        return f1, f"{pr}, F1={f1:.3f} {shown}"
+    missing = required - (overlap - optional)  # required steps no call matched
+    checks = {"unordered": missing == 0 and extra == 0, "subset": extra == 0, "superset": missing == 0}
+    ok = checks[order]
+    why = {"unordered": f"{missing} missing, {extra} unexpected", "subset": f"{extra} call(s) outside the expected",
+           "superset": f"{missing} expected step(s) not called"}[order]  # fmt: skip
+    return (1.0 if ok else 0.0), f"{order}: {'pass' if ok else 'fail'} ({why}); {pr} {shown}"

@@ -1,93 +1,100 @@
 """Evaluators from data: pydantic-evals' evaluator-spec syntax, used by `tracegrade grade --spec`.
 
-Each item is `Name`, `{Name: positional_arg}` or `{Name: {param: value, ...}}`. Names, parameters
-and types are checked; errors name the item (`evaluators[2].ToolCorrectness.expected_tool`) and the
-closest valid name.
+Each item is `Name`, `{Name: positional_arg}` or `{Name: {param: value, ...}}`. The evaluator class
+checks its own parameters (`tracegrade.evaluators.base.CheckedParameters`), so a bad value gives
+the message Python gives, prefixed by the item (`evaluators[2]: MaxToolCalls.max_calls must be an
+integer, got 'five'`); unknown names get the closest valid one.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
+from ._hints import did_you_mean
 from .errors import SpecError
 
-__all__ = ["SpecError", "build_evaluator", "build_evaluators", "evaluator_registry", "load_spec", "register_evaluator"]
+__all__ = [
+    "build_evaluator",
+    "build_evaluators",
+    "evaluator_registry",
+    "load_spec",
+    "make_evaluator",
+    "register_evaluator",
+]
 
 _EXTRA: dict[str, type] = {}
 
 
 def register_evaluator(cls: type, name: str | None = None) -> type:
-    """Make a dataclass evaluator usable by name in specs (also usable as a decorator)."""
+    """Make a dataclass evaluator usable by name in specs, YAML transcripts (`expect.evaluators`) and
+    `tracegrade.bridges.pydantic_evals.evaluator_types()` (also usable as a decorator)."""
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise TypeError(f"register_evaluator() needs a dataclass evaluator class, got {cls!r}")
     _EXTRA[name or cls.__name__] = cls
     return cls
 
 
 def evaluator_registry() -> dict[str, type]:
+    """Every evaluator usable by name: the built-ins of `tracegrade.evaluators` and the registered ones."""
     from . import evaluators
 
-    names = {n: getattr(evaluators, n) for n in evaluators.__all__ if n not in ("BaseEvaluator", "Evaluator")}
-    return {**{n: c for n, c in names.items() if isinstance(c, type) and dataclasses.is_dataclass(c)}, **_EXTRA}
+    builtin = {n: getattr(evaluators, n) for n in evaluators.__all__}
+    return {**{n: c for n, c in builtin.items() if _buildable(c)}, **_EXTRA}
 
 
-def _closest(word: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def _buildable(cls: object) -> bool:
+    """A concrete evaluator class (not a base such as `ScopedEvaluator`)."""
+    from .evaluators import BaseEvaluator, ScopedEvaluator
+
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls) and issubclass(cls, BaseEvaluator)):
+        return False
+    return cls.evaluate is not BaseEvaluator.evaluate and not (
+        issubclass(cls, ScopedEvaluator) and cls.check is ScopedEvaluator.check
+    )
 
 
-def _fields(cls: type) -> list[dataclasses.Field[Any]]:
-    return [f for f in dataclasses.fields(cls) if f.init]
-
-
-def build_evaluator(item: Any, where: str = "evaluators[0]") -> object:
+def make_evaluator(item: Any) -> object:
+    """The evaluator an item stands for. Raises `SpecError` (the item's shape, an unknown name) or the
+    evaluator's own error for its parameters (`ParameterError`, `ValueError`, `TypeError`)."""
     registry = evaluator_registry()
     args: tuple[Any, ...]
     if isinstance(item, str):
         name, args, kwargs = item, (), {}
     elif isinstance(item, Mapping) and len(item) == 1:
         name, value = next(iter(item.items()))
-        if isinstance(value, Mapping):
-            args, kwargs = (), dict(value)
-        else:
-            args, kwargs = (value,), {}
+        args, kwargs = ((), dict(value)) if isinstance(value, Mapping) else ((value,), {})
     else:
-        raise SpecError(f"{where}: expected `Name`, `{{Name: argument}}` or `{{Name: {{param: value}}}}`, got {item!r}")
+        raise SpecError(f"expected `Name`, `{{Name: argument}}` or `{{Name: {{param: value}}}}`, got {item!r}")
     if not isinstance(name, str) or name not in registry:
-        raise SpecError(f"{where}: unknown evaluator {name!r}{_closest(str(name), registry)}")
+        raise SpecError(f"unknown evaluator {name!r}{did_you_mean(str(name), registry)}")
     cls = registry[name]
-    fields = _fields(cls)
-    names = [f.name for f in fields]
-    if args:
-        required = [
-            f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        ]
-        if not names:
-            raise SpecError(f"{where}.{name}: takes no parameters, got {args[0]!r}")
-        kwargs = {(required or names)[0]: args[0]}
-    for key in kwargs:
-        if key not in names:
-            raise SpecError(f"{where}.{name}.{key}: unknown parameter{_closest(str(key), names)}; parameters: {names}")
-    missing = [f.name for f in fields if f.name not in kwargs and f.default is dataclasses.MISSING
-               and f.default_factory is dataclasses.MISSING]  # fmt: skip
-    if missing:
-        raise SpecError(f"{where}.{name}: missing required parameter(s) {missing}")
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    for value in args:
+        required = [f for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        positional = required or [f for f in fields if not f.kw_only]
+        if not positional:
+            raise SpecError(f"{name}: takes no positional parameter, got {value!r}")
+        kwargs = {positional[0].name: value}
+    check = getattr(cls, "check_arguments", None)
+    if check is not None:
+        check(**kwargs)  # unknown and missing parameters, named as Python names them
+    else:
+        names = [f.name for f in fields]
+        for key in kwargs:
+            if key not in names:
+                raise SpecError(f"{name}.{key} is not a parameter{did_you_mean(str(key), names, 'parameters')}")
+    return cls(**kwargs)
+
+
+def build_evaluator(item: Any, where: str = "evaluators[0]") -> object:
+    """`make_evaluator`, with every error a `SpecError` prefixed by `where`."""
     try:
-        TypeAdapter(cls).validate_python(kwargs)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise SpecError(f"{where}.{name}.{loc}: {err['msg']} (got {err.get('input')!r})") from None
-    except Exception:  # a type pydantic cannot check: the constructor still validates below
-        pass
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as e:
-        raise SpecError(f"{where}.{name}: {e}") from None
+        return make_evaluator(item)
+    except (SpecError, TypeError, ValueError) as e:
+        raise SpecError(f"{where}: {e}") from None
 
 
 def build_evaluators(items: Any, where: str = "evaluators") -> list[object]:
@@ -118,7 +125,7 @@ def load_spec(path: str | os.PathLike[str]) -> list[object]:
     if not isinstance(data, Mapping) or "evaluators" not in data:
         raise SpecError(f"{path}: expected a mapping with a top-level `evaluators:` list")
     if unknown := [k for k in data if k != "evaluators"]:
-        raise SpecError(f"{path}: unknown top-level key {unknown[0]!r}{_closest(str(unknown[0]), ['evaluators'])}")
+        raise SpecError(f"{path}: unknown top-level key {unknown[0]!r}{did_you_mean(str(unknown[0]), ['evaluators'])}")
     try:
         return build_evaluators(data["evaluators"])
     except SpecError as e:

@@ -1,7 +1,7 @@
-"""`Trajectory`: the normalized steps of an agent run, extracted once from a `SpanTree`.
+"""`Trajectory`: the normalized steps of an agent run, as plain data.
 
-Each span is classified by one dialect (the first that recognizes it), so a span carrying several
-conventions is never counted twice.
+`tracegrade.dialects.extract(tree)` builds one from a `SpanTree`; this module knows nothing of the
+conventions it was read from.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .dialects import Dialect
     from .tree import SpanNode, SpanTree
 
 __all__ = [
     "NOT_RECORDED",
     "VALUE_LIMIT_SETTING",
     "AgentRun",
+    "Cost",
+    "Handoff",
     "ModelRequest",
     "NotRecorded",
     "ToolCall",
@@ -53,6 +54,8 @@ class NotRecorded:
 NOT_RECORDED = NotRecorded()
 
 ToolStatus = Literal["ok", "error"]
+Decision = Literal["allow", "deny", "require_approval"]
+CallState = Literal["executed", "requested", "not_executed", "failed", "deferred", "denied", "awaiting_approval"]
 
 
 def parse_args(raw: Any) -> Any:
@@ -99,8 +102,11 @@ class ToolCall(str):
 
     `args` is the decoded JSON arguments (normally a dict) or `NOT_RECORDED` when the span carries
     no arguments; `args_text` is the raw recorded text and `args_source` where the arguments came
-    from (`"span"`, `"messages"`, `"given"`). `status` is `"ok"` or `"error"` (the tool raised or
-    asked for a retry); deferred calls and output functions are flagged, not failed.
+    from (`"span"`, `"messages"`, `"given"`, or `"external"`: stored outside the telemetry, at
+    `args_ref`, so `args` is `NOT_RECORDED`). `status` is `"ok"` or `"error"` (the tool raised or
+    asked for a retry); deferred calls and output functions are flagged, not failed. A call denied
+    before execution, or still awaiting approval (`decision`, see `blocked`), is neither executed nor
+    failed: `Trajectory.calls()` leaves it out unless `include_blocked=True`.
     """
 
     # Class-level defaults: instances only store what differs (cheap to build per span).
@@ -124,6 +130,12 @@ class ToolCall(str):
     """Why the recorded name may be cut short by a value-length limit (see `mark_truncated`), else None."""
     args_truncated: str | None = None
     """Why the recorded arguments are cut short by a value-length limit (see `mark_truncated`), else None."""
+    args_ref: str | None = None
+    """Where the arguments are stored when the telemetry holds only a reference to them (`args_source ==
+    "external"`), e.g. the `gen_ai.output.messages_ref` URI of the model response that requested the call."""
+    decision: Decision | None = None
+    """The last pre-execution decision recorded for the call (`gen_ai.tool.call.decision` events):
+    `"allow"`, `"deny"` or `"require_approval"`; None when none was recorded."""
     executed: bool | None = True
     """True: a tool span recorded the execution. None: only the model's request is recorded and the
     telemetry has no tool spans at all, so execution is unknown (such calls form the trajectory).
@@ -173,27 +185,72 @@ class ToolCall(str):
     def args_recorded(self) -> bool:
         return self.args is not NOT_RECORDED
 
+    @property
+    def blocked(self) -> Literal["denied", "awaiting_approval"] | None:
+        """`"denied"` (a `deny` decision) or `"awaiting_approval"` (`require_approval`, and no tool span shows
+        it ran) for a call that did not execute because of a pre-execution decision; else None."""
+        decision = self.decision
+        if decision is None or decision == "allow" or self.executed is True:
+            return None
+        return "denied" if decision == "deny" else "awaiting_approval"
+
+    @property
+    def state(self) -> CallState:
+        """What became of the call: `denied` / `awaiting_approval` (see `blocked`), `deferred`, `failed`,
+        `executed` (a tool span), `requested` (only the model's request is recorded and the telemetry has no
+        tool spans) or `not_executed` (requested, but no tool span executed it)."""
+        if (blocked := self.blocked) is not None:
+            return blocked
+        if self.deferred:
+            return "deferred"
+        if self.failed:
+            return "failed"
+        if self.executed is None:
+            return "requested"
+        return "executed" if self.executed else "not_executed"
+
     def __repr__(self) -> str:
         bits = [repr(self.name), f"args={self.args!r}"]
         if self.status != "ok":
             bits.append(f"status={self.status!r}")
         if self.deferred:
             bits.append(f"deferred={self.deferred!r}")
+        if self.blocked:
+            bits.append(f"state={self.blocked!r}")
         return f"ToolCall({', '.join(bits)})"
 
     def describe(self) -> str:
         """`name(arg=value, ...)` for reports."""
         args = self.args
         if args is NOT_RECORDED:
+            if self.args_ref is not None:
+                return f"{self.name}(<args stored externally: {self.args_ref}>)"
             return f"{self.name}(<args not recorded>)"
         if isinstance(args, dict):
             return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
         return f"{self.name}({args!r})"
 
 
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What one operation cost, as the telemetry recorded it (`gen_ai.usage.cost.*`; OpenInference's
+    `llm.cost.*`, which its conventions define in USD).
+
+    `amount` is in units of `currency` (an ISO 4217 code such as `"USD"`; None when not recorded, so
+    amounts in unknown currencies must not be added to others). `source` is `"provider"` when the value
+    was in the response the client received (from the provider or a priced intermediary), `"local"`
+    when the emitting component computed it from pricing data it owns; the amount is frozen at
+    recording time.
+    """
+
+    amount: float
+    currency: str | None = None
+    source: str | None = None
+
+
 @dataclass(slots=True)
 class ModelRequest:
-    """One model (chat) request and its token usage (None when not recorded)."""
+    """One model (chat) request, its token usage and cost (None when not recorded)."""
 
     model: str | None
     input_tokens: int | None = None
@@ -205,6 +262,8 @@ class ModelRequest:
     span: SpanNode | None = field(default=None, compare=False, repr=False)
     dialect: str | None = None
     run: AgentRun | None = field(default=None, compare=False, repr=False)
+    cost: Cost | None = None
+    """What the request cost (`gen_ai.usage.cost.*`), None when not recorded."""
 
     @property
     def total_tokens(self) -> int | None:
@@ -225,6 +284,28 @@ class AgentRun:
     parent: AgentRun | None = field(default=None, compare=False, repr=False)
     span: SpanNode | None = field(default=None, compare=False, repr=False)
     dialect: str | None = None
+    operation: str | None = None
+    """What the span anchors, when the convention says: `invoke_agent`, `invoke_workflow` or
+    `handle_conversation_turn` (a runner's conversation turn)."""
+
+
+@dataclass(slots=True)
+class Handoff:
+    """Control passed from one agent to another through a transfer tool (`execute_tool` with
+    `gen_ai.transfer.target.name`, `gen_ai.agent.handoff.{source,target}.name`, or OpenInference's
+    `handoff to {agent}` TOOL span from the OpenAI Agents SDK): a step of the run, never a tool call.
+    `mode` is `gen_ai.transfer.mode` as recorded (whether control returns)."""
+
+    source: str | None
+    target: str | None
+    tool: str | None = None
+    call_id: str | None = None
+    mode: str | None = None
+    status: ToolStatus = "ok"
+    agent: str | None = None
+    span: SpanNode | None = field(default=None, compare=False, repr=False)
+    dialect: str | None = None
+    run: AgentRun | None = field(default=None, compare=False, repr=False)
 
 
 def _under(node: SpanNode, top: SpanNode) -> bool:
@@ -237,7 +318,7 @@ def _under(node: SpanNode, top: SpanNode) -> bool:
 
 
 class Trajectory:
-    """Ordered tool calls (start time, ties by span id), model requests and agent runs of a tree."""
+    """Ordered tool calls (start time, ties by span id), model requests, agent runs and handoffs of a tree."""
 
     def __init__(
         self,
@@ -246,11 +327,14 @@ class Trajectory:
         agent_runs: Sequence[AgentRun] = (),
         tree: SpanTree | None = None,
         recognized_spans: int = 0,
+        handoffs: Sequence[Handoff] = (),
     ) -> None:
         self.all_calls: list[ToolCall] = list(calls)
         """Every tool-span attempt: failed, deferred and output-function ones included."""
         self.model_requests: list[ModelRequest] = list(model_requests)
         self.agent_runs: list[AgentRun] = list(agent_runs)
+        self.handoffs: list[Handoff] = list(handoffs)
+        """Transfers of control between agents, in start order (not tool calls)."""
         self.tree = tree
         self.recognized_spans = recognized_spans
         """How many spans a dialect recognized as agent, model or tool spans."""
@@ -260,26 +344,6 @@ class Trajectory:
         self.missing: dict[str, str] = {}
         """What the telemetry does not hold (`"tool_calls"`, `"model_requests"`) and why: checks that need
         it are not evaluated."""
-
-    @classmethod
-    def from_tree(
-        cls,
-        tree: SpanTree,
-        *,
-        dialect: str | Dialect | None = None,
-        messages: Iterable[Any] | None = None,
-        value_limit: Callable[[SpanNode], int | None] | None = None,
-    ) -> Trajectory:
-        """Extract the trajectory; `dialect` forces one convention instead of auto-detecting per span.
-        `value_limit` gives the value-length limit a span was recorded under, when known (see
-        `mark_truncated`)."""
-        from .dialects import extract
-        from .recovery import recover_arguments
-
-        traj = recover_arguments(extract(tree, dialect=dialect), messages)
-        mark_truncated(traj, value_limit)
-        traj.incomplete[:0] = tree.notes  # broken parent cycles: which run a call belongs to is unsure
-        return traj
 
     @classmethod
     def from_calls(cls, calls: Iterable[str | ToolCall]) -> Trajectory:
@@ -294,16 +358,23 @@ class Trajectory:
         include_output_functions: bool = False,
         agent: str | None = None,
         include_unexecuted: bool = False,
+        include_blocked: bool = False,
     ) -> list[ToolCall]:
         """Tool calls, by default only the successful, executed ones (calls known only from the model's
-        request count as executed when the telemetry records no tool spans at all)."""
+        request count as executed when the telemetry records no tool spans at all). Calls denied or
+        awaiting approval (`ToolCall.blocked`) never ran: they are left out unless `include_blocked`
+        (which includes them whatever `include_unexecuted` says)."""
         return [
             c
             for c in self.all_calls
             if (include_failed or not c.failed)
             and (include_deferred or not c.deferred)
             and (include_output_functions or not c.output_function)
-            and (include_unexecuted or c.executed is not False)
+            and (
+                (include_unexecuted or c.executed is not False)
+                if c.decision is None or c.blocked is None
+                else include_blocked
+            )
             and (agent is None or c.agent == agent)
         ]
 
@@ -354,7 +425,7 @@ class Trajectory:
     def scope(self, *, agent: str | None = None, subtree: Any = None) -> Trajectory:
         """Only what `agent` did (by its agent run), and/or only spans under the first span matching
         the `subtree` SpanQuery. Raises `LookupError` naming what exists when nothing matches."""
-        calls, requests, runs = self.all_calls, self.model_requests, self.agent_runs
+        calls, requests, runs, handoffs = self.all_calls, self.model_requests, self.agent_runs, self.handoffs
         tree = self.tree
         if subtree is not None:
             if tree is None or (top := tree.first(subtree)) is None:
@@ -363,14 +434,16 @@ class Trajectory:
             calls = [c for c in calls if c.span is not None and c.span is not top and _under(c.span, top)]
             requests = [r for r in requests if r.span is not None and r.span is not top and _under(r.span, top)]
             runs = [r for r in runs if r.span is not None and _under(r.span, top)]
+            handoffs = [h for h in handoffs if h.span is not None and _under(h.span, top)]
         if agent is not None:
-            if not any(r.name == agent for r in runs):
-                names = sorted({str(r.name) for r in self.agent_runs})
+            if not any(r.name == agent for r in runs) and not any(c.agent == agent for c in calls):
+                names = sorted({str(r.name) for r in self.agent_runs} | {c.agent for c in self.all_calls if c.agent})
                 raise LookupError(f"no agent run named {agent!r} (agent runs: {names})")
             calls = [c for c in calls if c.agent == agent]
             requests = [r for r in requests if r.agent == agent]
             runs = [r for r in runs if r.name == agent]
-        scoped = Trajectory(calls, requests, runs, tree=tree, recognized_spans=self.recognized_spans)
+            handoffs = [h for h in handoffs if h.agent == agent or h.source == agent]
+        scoped = Trajectory(calls, requests, runs, tree=tree, recognized_spans=self.recognized_spans, handoffs=handoffs)
         scoped.incomplete = list(self.incomplete)
         scoped.missing = dict(self.missing)
         return scoped
@@ -389,6 +462,9 @@ def _key_holding(attrs: Any, value: str) -> str | None:
     return next((k for k, v in attrs.items() if v is value or (type(v) is str and v == value)), None)
 
 
+_CLOSERS = ("}", "]")
+
+
 def mark_truncated(traj: Trajectory, value_limit: Callable[[SpanNode], int | None] | None = None) -> None:
     """Flag tool calls whose name or arguments a value-length limit cut short, and note each in
     `traj.incomplete`.
@@ -401,30 +477,28 @@ def mark_truncated(traj: Trajectory, value_limit: Callable[[SpanNode], int | Non
         node = call.span
         if node is None:
             continue
-        attrs = node.attributes
         limit = value_limit(node) if value_limit is not None else None
-        who = f"tool {call.name!r} (span {node.name!r})"
         if (
             limit is not None
             and call.name_truncated is None
             and len(call.name) == limit
             and not node.name.endswith(f" {call.name}")  # span names are not limited: `execute_tool {tool}`
-            and (key := _key_holding(attrs, call.name)) is not None
+            and (key := _key_holding(node.attributes, call.name)) is not None
         ):
             call.name_truncated = (
-                f"{who}: attribute {key!r} is exactly {limit} characters, the span attribute value length "
-                f"limit, so the tool name may be cut short; {VALUE_LIMIT_SETTING}"
+                f"tool {call.name!r} (span {node.name!r}): attribute {key!r} is exactly {limit} characters, the "
+                f"span attribute value length limit, so the tool name may be cut short; {VALUE_LIMIT_SETTING}"
             )
             traj.incomplete.append(call.name_truncated)
         text = call.args_text
         if text is None or call.args_truncated is not None or call.args_source != "span":
             continue
         at_limit = limit is not None and len(text) == limit
-        stripped = text.rstrip()
-        if not at_limit and stripped[-1:] in ("}", "]"):  # looks whole: confirmed lazily (`args_cut_reason`)
-            continue
+        if not at_limit and (text.endswith(_CLOSERS) or text.rstrip().endswith(_CLOSERS)):
+            continue  # looks whole: confirmed lazily (`args_cut_reason`)
         if (at_limit and isinstance(call.args, str) and call.args is text) or cut_short(text):
-            key = _key_holding(attrs, text) or "arguments"
+            who = f"tool {call.name!r} (span {node.name!r})"
+            key = _key_holding(node.attributes, text) or "arguments"
             how = (
                 f"is exactly {limit} characters, the span attribute value length limit" if at_limit else "stops mid-way"
             )

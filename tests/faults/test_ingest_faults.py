@@ -28,7 +28,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracegrade.ingest import DEFAULT_MAX_INFLATED_BYTES, TraceFormatError, load_traces, trace_files
+from tracegrade import load_traces
+from tracegrade.errors import TraceFormatError
+from tracegrade.ingest import DEFAULT_MAX_INFLATED_BYTES, trace_files
 
 from ._bounded import run_bounded, time_limit
 
@@ -398,7 +400,8 @@ def bomb_shapes(size: int) -> dict[str, tuple[bytes, bytes, bytes]]:
 
 
 _BOMB_CHILD = """
-from tracegrade.ingest import TraceFormatError, load_traces
+from tracegrade.errors import TraceFormatError
+from tracegrade import load_traces
 try:
     trees = load_traces({path!r}{limit})
 except TraceFormatError as e:

@@ -22,10 +22,10 @@ from _plugin_helpers import clean_agent_eval_env  # noqa: F401
 from faults._bounded import run_bounded
 from faults._yaml_bombs import spec_bombs, transcript_bombs
 from test_judge import Judge, blocks
-from tracegrade import ToolCall, Trajectory, TurnContext, recorded_trace
+from tracegrade import ToolCall, Trajectory, TurnContext
 from tracegrade._yaml import MAX_ALIAS_NODES
 from tracegrade.evaluators import JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge
-from tracegrade.pytest_plugin.record import TraceRecorder, fixture_stem
+from tracegrade.pytest_plugin.record import TraceRecorder, fixture_stem, recorded_trace
 
 TRACE = Path(__file__).resolve().parents[2] / "fixtures" / "otlp" / "agent_run.json"
 MEMORY_MB = 512

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tracegrade import grade, write_otlp_json
+from tracegrade.dialects import extract
 from tracegrade.evaluators import HasMatchingSpan
 from tracegrade.spans import Span
-from tracegrade.trajectory import Trajectory
 from tracegrade.tree import SpanTree
 
 from ._bounded import run_bounded, time_limit
@@ -122,7 +122,7 @@ OPERATIONS: dict[str, Operation] = {
     ],  # fmt: skip
     "first_ancestor": lambda t: t.nodes[-1].first_ancestor({"name_equals": "missing"}),
     "find_ancestors + stop": lambda t: len(t.nodes[-1].find_ancestors({}, {"name_equals": "tool"})),
-    "trajectory": lambda t: len(Trajectory.from_tree(t).all_calls),
+    "trajectory": lambda t: len(extract(t).all_calls),
     "HasMatchingSpan": lambda t: (
         grade(t, [HasMatchingSpan(query={"some_ancestor_has": {"name_equals": "missing"}})])[0].outcome
     ),

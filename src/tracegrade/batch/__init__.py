@@ -15,11 +15,9 @@ from .._lazy import lazy_attributes
 if TYPE_CHECKING:
     from ._api import grade_traces
     from ._arrow import spans_to_table, write_span_parquet
-    from ._core import BatchInputError
     from ._result import BatchResult, BatchSummary, Cohort
 
 __all__ = [
-    "BatchInputError",
     "BatchResult",
     "BatchSummary",
     "Cohort",
@@ -32,7 +30,6 @@ _LAZY = {
     "grade_traces": "._api",
     "spans_to_table": "._arrow",
     "write_span_parquet": "._arrow",
-    "BatchInputError": "._core",
     "BatchResult": "._result",
     "BatchSummary": "._result",
     "Cohort": "._result",

@@ -126,7 +126,8 @@ def _units(
         units = list(run_local(conversation_tasks(sources, plan), plan, workers, done))
         yield from sorted(units, key=conversation_order)
         return
-    yield from run_local(plan_tasks(sources, workers), plan, workers, done)
+    tasks = plan_tasks(sources, workers)
+    yield from run_local(tasks, plan, min(workers, len(tasks)), done)  # no pool for a single task
 
 
 def _progress(enabled: bool | None) -> AbstractContextManager[Callable[[str, int], None]]:

@@ -13,6 +13,7 @@ kept as strings, which the dialects read.
 from __future__ import annotations
 
 import base64
+import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -153,27 +154,23 @@ def _nanos(column: Any) -> list[Any]:
     return column.to_pylist()  # type: ignore[no-any-return]
 
 
-class _Maps:
-    """Map values (`[(key, value), ...]` or a dict) → dicts; equal resources share one dict."""
+def _strings(array: Any) -> list[Any]:
+    """A string array as a list, each distinct value one shared `str` (map keys repeat on every row:
+    decoded and hashed once)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    def __init__(self) -> None:
-        self.cache: dict[tuple[Any, ...], dict[str, Any]] = {}
-
-    def shared(self, pairs: Any) -> dict[str, Any]:
-        if not pairs:
-            return {}
-        key = tuple(pairs) if isinstance(pairs, list) else tuple(pairs.items())
-        d = self.cache.get(key)
-        if d is None:
-            if len(self.cache) > 1024:
-                self.cache.clear()
-            d = self.cache[key] = dict(pairs)
-        return d
+    if len(array) < 2:
+        return array.to_pylist()  # type: ignore[no-any-return]
+    encoded = array if pa.types.is_dictionary(array.type) else pc.dictionary_encode(array)
+    distinct = encoded.dictionary.to_pylist()
+    return list(operator.itemgetter(*encoded.indices.to_pylist())(distinct))
 
 
-def _maps(column: Any) -> list[Any]:
+def _maps(column: Any, shared: bool = False) -> list[Any]:
     """A map column as one dict (or None) per row: from the flattened keys and values, much faster
-    than pyarrow's `to_pylist` of a map (which builds a tuple per entry)."""
+    than pyarrow's `to_pylist` of a map (which builds a tuple per entry). `shared`: equal maps of
+    consecutive rows are one dict (resources)."""
     import pyarrow as pa
 
     if not pa.types.is_map(column.type):
@@ -184,11 +181,23 @@ def _maps(column: Any) -> list[Any]:
         offsets = arr.offsets.to_pylist()
         lo, hi = offsets[0], offsets[-1]
         entries = arr.values.slice(lo, hi - lo)  # offsets index the unsliced entries
-        keys, values = entries.field(0).to_pylist(), entries.field(1).to_pylist()
+        keys, values = _strings(entries.field(0)), entries.field(1).to_pylist()
         valid = arr.is_valid().to_pylist() if arr.null_count else None
+        last: tuple[list[Any], list[Any], dict[str, Any]] | None = None
         for i in range(len(arr)):
+            if valid is not None and not valid[i]:
+                out.append(None)
+                continue
             a, b = offsets[i] - lo, offsets[i + 1] - lo
-            out.append(dict(zip(keys[a:b], values[a:b], strict=True)) if valid is None or valid[i] else None)
+            k, v = keys[a:b], values[a:b]
+            if shared:
+                if last is not None and last[0] == k and last[1] == v:
+                    out.append(last[2])
+                    continue
+                last = (k, v, dict(zip(k, v, strict=True)))
+                out.append(last[2])
+            else:
+                out.append(dict(zip(k, v, strict=True)))
     return out
 
 
@@ -204,8 +213,8 @@ def arrow_spans(table: pa.Table | pa.RecordBatch, where: str, order: Sequence[in
     def col(name: str, default: Any) -> list[Any]:
         return table.column(name).to_pylist() if name in names else [default] * n
 
-    def maps(name: str) -> list[Any]:
-        return _maps(table.column(name)) if name in names else [None] * n
+    def maps(name: str, shared: bool = False) -> list[Any]:
+        return _maps(table.column(name), shared) if name in names else [None] * n
 
     start = _nanos(table.column("Timestamp"))
     trace_ids = _ids(table.column("TraceId").to_pylist(), 32, "TraceId", where)
@@ -216,12 +225,11 @@ def arrow_spans(table: pa.Table | pa.RecordBatch, where: str, order: Sequence[in
     services, messages = col("ServiceName", ""), col("StatusMessage", "")
     scopes, versions = col("ScopeName", ""), col("ScopeVersion", "")
     durations = col("Duration", None)
-    resources, attributes = maps("ResourceAttributes"), maps("SpanAttributes")
-    has_events = "Events.Name" in names
-    ev_times = _nanos_lists(table.column("Events.Timestamp")) if "Events.Timestamp" in names else None
-    ev_names = col("Events.Name", None)
-    ev_attrs = col("Events.Attributes", None)
-    maps_ = _Maps()
+    resources, attributes = maps("ResourceAttributes", shared=True), maps("SpanAttributes")
+    has_events = "Events.Name" in names and _any_items(table.column("Events.Name"))
+    ev_times = _nanos_lists(table.column("Events.Timestamp")) if has_events and "Events.Timestamp" in names else None
+    ev_names = col("Events.Name", None) if has_events else []
+    ev_attrs = col("Events.Attributes", None) if has_events else []
     kind_of: dict[str, str] = {}
     status_of: dict[str, str] = {}
     out: list[Span] = []
@@ -237,7 +245,7 @@ def arrow_spans(table: pa.Table | pa.RecordBatch, where: str, order: Sequence[in
         status = status_of.get(st) or status_of.setdefault(st, normal_status(st) or "")
         if not status:
             raise BatchInputError(f"{where}: row {i}: unknown StatusCode {st!r}")
-        resource = maps_.shared(resources[i])
+        resource = resources[i] or {}
         if services[i] and "service.name" not in resource:
             resource = {**resource, "service.name": services[i]}
         events: tuple[SpanEvent, ...] = ()
@@ -256,6 +264,13 @@ def arrow_spans(table: pa.Table | pa.RecordBatch, where: str, order: Sequence[in
             messages[i] or "", kind, events, resource, scopes[i] or "", versions[i] or "",  # type: ignore[arg-type]
         ))  # fmt: skip
     return out
+
+
+def _any_items(column: Any) -> bool:
+    """Whether a list column holds any item (most span tables have no events)."""
+    import pyarrow.compute as pc
+
+    return bool(pc.sum(pc.list_value_length(column)).as_py())
 
 
 def table_traces(table: pa.Table, where: str) -> Iterator[list[Span]]:
@@ -363,7 +378,8 @@ class SpanTableSource:
         columns = [c for c in READ_COLUMNS if c in names]
         expr = filter_expression(dataset.schema, conditions, bound, bucket)
         try:
-            return dataset.to_table(columns=columns, filter=expr, batch_size=batch_size)
+            # one thread: the engines run one task per core, so decoding threads would only compete with them
+            return dataset.to_table(columns=columns, filter=expr, batch_size=batch_size, use_threads=False)
         except (OSError, ValueError, TypeError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise BatchInputError(f"{self.path}: cannot read the span table: {e}") from None
 

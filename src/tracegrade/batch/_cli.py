@@ -8,9 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from ._result import BatchResult
 
 __all__ = ["add_arguments", "run"]
 
@@ -44,12 +48,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress display on stderr (default: when stderr is a terminal)")  # fmt: skip
     parser.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of tables")
+    parser.add_argument("--html", default=None, metavar="FILE",
+                        help="write a self-contained HTML summary (pass rates, worst cohorts, links to the worst traces)")  # fmt: skip
+
+
+def _worst_rows(result: BatchResult, not_evaluated: str, n: int = 25) -> list[dict[str, Any]]:
+    """Every result row of the `n` units with the most checks not passed (ranked in Arrow, so only
+    those units' rows become Python objects)."""
+    import pyarrow.compute as pc
+
+    table = result.table
+    bad = pc.not_equal(table["outcome"], "passed")
+    if not_evaluated == "skip":
+        bad = pc.and_(bad, pc.not_equal(table["outcome"], "not_evaluated"))
+    counts = table.filter(bad).group_by(["trace_id", "root_span_id"]).aggregate([("outcome", "count")])
+    top = counts.sort_by([("outcome_count", "descending"), ("trace_id", "ascending")]).slice(0, n)
+    keep = pc.is_in(table["trace_id"], value_set=top["trace_id"])
+    return table.filter(keep).to_pylist()  # type: ignore[no-any-return]
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from ..ingest import TraceFormatError
-    from ..spec import SpecError
-    from . import BatchInputError, grade_traces
+    from ..errors import BatchInputError, SpecError, TraceFormatError
+    from . import grade_traces
 
     try:
         result = grade_traces(
@@ -66,10 +86,22 @@ def run(args: argparse.Namespace, console: Console) -> int:
     else:
         for table in summary.tables():
             console.print(table)
-        line = Text(summary.line(), style="bold")
+        from ..reporting import summary_line
+        from ..reporting.batch_page import batch_totals
+
+        line = Text(summary_line(batch_totals(summary.to_dict(), summary.not_evaluated)), style="bold")
         if result.path is not None:
             line.append(f" → {result.path}")
         console.print(line, soft_wrap=True, highlight=False)
+    if args.html and summary.units:
+        from ..reporting.batch_page import batch_report
+        from ..reporting.html import write_html
+
+        rows = _worst_rows(result, args.not_evaluated)
+        page = batch_report(summary.to_dict(), rows, not_evaluated=args.not_evaluated)
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(write_html(page))
+        print(f"tracegrade batch: HTML summary written to {args.html}", file=sys.stderr)
     if summary.units == 0:
         print("tracegrade batch: error: no traces found (after sampling and filters)", file=sys.stderr)
         return 2

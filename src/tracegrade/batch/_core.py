@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import orjson
 
@@ -17,7 +17,6 @@ from .._gc import paused_gc
 from ..errors import BatchInputError
 from ..grading import grade
 from ..spans import Span
-from ..trajectory import Trajectory
 from ..tree import SpanTree
 
 __all__ = [
@@ -29,6 +28,7 @@ __all__ = [
     "Options",
     "Row",
     "conversation_of",
+    "gc_paused",
     "grade_unit",
     "params_hash",
     "parse_condition",
@@ -264,23 +264,41 @@ class GradingPlan:
         self.hashes = [params_hash(e) for e in self.evaluators]
 
 
+_END = object()
+T = TypeVar("T")
+
+
+def gc_paused(items: Iterator[T]) -> Iterator[T]:
+    """The items of `items`, each one produced with the cyclic GC paused; it may run between items.
+
+    Reading and grading a unit builds many objects that reference counting frees (`grade_unit`
+    unlinks its tree); a GC pass in the middle would rescan every trace still held in flight."""
+    while True:
+        with paused_gc():
+            item = next(items, _END)
+        if item is _END:
+            return
+        yield item  # type: ignore[misc]
+
+
 def grade_unit(spans: Sequence[Span] | SpanTree, plan: GradingPlan, conversation: str | None = None) -> list[Row]:
     """The rows of one graded unit: one per evaluator, in spec order. A unit over `max_spans` spans is
     `not_evaluated` (its tree is never built)."""
+    from ..dialects import extract
+
     opts = plan.options
-    n = len(spans)
-    tree = spans if isinstance(spans, SpanTree) else None
-    first = _first_root(spans)
-    trace_id, root_id = f"{first.trace_id:032x}", f"{first.span_id:016x}"
     extra = (conversation,) if opts.group_by == "conversation" else ()
-    if n > opts.max_spans:
-        reason = f"oversized: {n} spans > limit {opts.max_spans} (raise max_spans / --max-spans to grade it)"
+    if len(spans) > opts.max_spans:
+        first = _first_root(spans)
+        trace_id, root_id = f"{first.trace_id:032x}", f"{first.span_id:016x}"
+        reason = f"oversized: {len(spans)} spans > limit {opts.max_spans} (raise max_spans / --max-spans to grade it)"
         return [(trace_id, root_id, None, name, h, "not_evaluated", None, reason, *extra)
                 for name, h in zip(plan.names, plan.hashes, strict=True)]  # fmt: skip
     with paused_gc():  # one unit's objects are garbage together: no cyclic-GC passes while they are built
-        if tree is None:
-            tree = SpanTree.from_spans(spans)  # type: ignore[arg-type]
-        traj = Trajectory.from_tree(tree, dialect=opts.dialect)
+        tree = spans if isinstance(spans, SpanTree) else SpanTree.from_spans(spans)
+        first = _tree_root(tree)
+        trace_id, root_id = f"{first.trace_id:032x}", f"{first.span_id:016x}"
+        traj = extract(tree, dialect=opts.dialect)
         agent = next((r.name for r in traj.agent_runs if r.parent is None and r.name), None)
         results = grade(traj, plan.evaluators)
         _release(tree)
@@ -295,10 +313,19 @@ def _release(tree: SpanTree) -> None:
         node.children = []
 
 
+def _tree_root(tree: SpanTree) -> Any:
+    """The earliest root whose parent is absent (start time, ties by span id; the tree keeps its roots
+    in that order), else the earliest root (all roots came from broken parent cycles)."""
+    for root in tree.roots:
+        if root.parent_span_id is None or tree.get(root.parent_span_id, root.trace_id) is None:
+            return root
+    return tree.roots[0]
+
+
 def _first_root(spans: Sequence[Span] | SpanTree) -> Any:
     """The earliest root (start time, ties by span id): names the unit in the `trace_id` / `root_span_id` columns."""
     if isinstance(spans, SpanTree):
-        return spans.roots[0]
+        return _tree_root(spans)
     ids = {(s.trace_id, s.span_id) for s in spans}
     roots = [s for s in spans if s.parent_id is None or (s.trace_id, s.parent_id) not in ids]
     return min(roots or spans, key=lambda s: (s.start_ns, s.span_id))

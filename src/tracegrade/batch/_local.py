@@ -40,7 +40,8 @@ def _context() -> Any:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["tracegrade.batch._plan"])  # workers fork with the grading modules imported
+    # workers fork with every module a task needs imported (not each importing them again)
+    ctx.set_forkserver_preload(["tracegrade.batch._plan", "tracegrade.dialects", "tracegrade.ingest"])
     return ctx
 
 

@@ -18,6 +18,7 @@ from ._core import (
     GradingPlan,
     Row,
     conversation_of,
+    gc_paused,
     grade_unit,
     sampled_key,
     sampled_trace,
@@ -143,6 +144,11 @@ def run_task(task: Task, plan: GradingPlan) -> list[list[Row]]:
 
 
 def iter_task(task: Task, plan: GradingPlan) -> Iterator[list[Row]]:
+    """The rows of a task's units, each unit read and graded with the cyclic GC paused."""
+    return gc_paused(_task_rows(task, plan))
+
+
+def _task_rows(task: Task, plan: GradingPlan) -> Iterator[list[Row]]:
     if isinstance(task, ConversationTask):
         for conversation, spans in task.units:
             yield grade_unit(spans, plan, conversation)

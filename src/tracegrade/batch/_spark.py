@@ -3,7 +3,9 @@
 OTLP files are read one per Spark task (traces are grouped per file). Span tables are read by
 Spark with the filters as Spark expressions, range-partitioned by trace id, sorted within each
 partition and graded with `mapInArrow`; grouping by conversation partitions by the conversation
-key instead. Rows come back in partition order, so they match the local engine's order.
+key instead. Grouping by trace, a large table is graded in trace-id ranges, one job each (the
+driver holds one range's result rows at a time). Rows come back in partition order, so they match
+the local engine's order.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spans import Span
-from ._arrow import _KIND_SPELLINGS, _STATUS_SPELLINGS, SpanTableSource, iter_trace_groups
+from ._arrow import _KIND_SPELLINGS, _STATUS_SPELLINGS, SpanTableSource, bucket_ranges, iter_trace_groups
 from ._core import (
     CONVERSATION_KEYS,
     BatchInputError,
@@ -21,6 +23,7 @@ from ._core import (
     GradingPlan,
     Row,
     conversation_of,
+    gc_paused,
     grade_unit,
     sampled_key,
     sampled_trace,
@@ -33,6 +36,8 @@ __all__ = ["run_spark", "spark_session"]
 _DOTTED = {c.replace(".", "_"): c for c in ("Events.Timestamp", "Events.Name", "Events.Attributes")}
 
 _ALL = 1 << 64
+SPANS_PER_JOB = 1_000_000
+"""Grouping by trace, a table is graded in trace-id ranges of about this many spans, one Spark job each."""
 
 
 def _pyspark() -> Any:
@@ -180,37 +185,57 @@ def _read_table(spark: Any, src: SpanTableSource) -> Any:
 
 
 def _table_units(spark: Any, tables: list[SpanTableSource], plan: GradingPlan) -> Iterator[list[Row]]:
+    """Grouping by trace: one Spark job per trace-id prefix range of a table (about
+    `SPANS_PER_JOB` spans each), whose result rows are collected at once (as Arrow), so every core
+    grades and the driver holds one range's rows at a time. Grouping by conversation: one job."""
+    conversation = plan.options.group_by == "conversation"
+    for src in tables:
+        if conversation:
+            yield from _job(spark, src, plan, None)
+            continue
+        k = min(256, max(1, -(-src.count_rows() // SPANS_PER_JOB)))
+        for bucket in [None] if k == 1 else bucket_ranges(k):
+            yield from _job(spark, src, plan, bucket)
+
+
+def _job(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str, str] | None) -> Iterator[list[Row]]:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     opts = plan.options
     conversation = opts.group_by == "conversation"
-    for src in tables:
-        df = _read_table(spark, src)
-        for c in opts.where:
-            df = df.filter(_spark_condition(c))
-        trace = F.lower(_column("TraceId"))
-        if not conversation and opts.bound < _ALL:
-            df = df.filter(F.substring(trace, 17, 16) < F.lit(f"{opts.bound:016x}"))
-        n = max(1, spark.sparkContext.defaultParallelism * 2)
-        order = [_column("TraceId"), _column("Timestamp"), _column("SpanId")]
-        if conversation:
-            attrs = _column("SpanAttributes") if "SpanAttributes" in df.columns else F.lit(None)
-            per_span = F.coalesce(*(F.nullif(attrs.getItem(k), F.lit("")) for k in CONVERSATION_KEYS))
-            window = (
-                Window.partitionBy(_column("TraceId"))
-                .orderBy(*order[1:])
-                .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
-            )
-            df = df.withColumn("__conv", F.first(per_span, ignorenulls=True).over(window))
-            df = df.withColumn("__key", F.coalesce(F.col("__conv"), F.concat(F.lit("\x00"), _column("TraceId"))))
-            df = df.repartition(n, "__key").sortWithinPartitions("__key", *order)
-        else:
-            df = df.repartitionByRange(n, _column("TraceId")).sortWithinPartitions(*order)
-        columns = plan.options.columns
-        schema = ", ".join(f"{c} {'double' if c == 'score' else 'string'}" for c in columns) + ", __unit bigint"
-        result = df.mapInArrow(_batch_grader(plan, src.path), schema)
-        yield from _regroup(result.toLocalIterator(prefetchPartitions=True), len(columns))
+    df = _read_table(spark, src)
+    for c in opts.where:
+        df = df.filter(_spark_condition(c))
+    trace = F.lower(_column("TraceId"))
+    if not conversation and opts.bound < _ALL:
+        df = df.filter(F.substring(trace, 17, 16) < F.lit(f"{opts.bound:016x}"))
+    if bucket is not None:
+        lo, hi = bucket
+        prefix = F.substring(trace, 1, 2)
+        if lo != "00":
+            df = df.filter(prefix >= F.lit(lo))
+        if hi:
+            df = df.filter(prefix < F.lit(hi))
+    n = max(1, spark.sparkContext.defaultParallelism * 2)
+    order = [_column("TraceId"), _column("Timestamp"), _column("SpanId")]
+    if conversation:
+        attrs = _column("SpanAttributes") if "SpanAttributes" in df.columns else F.lit(None)
+        per_span = F.coalesce(*(F.nullif(attrs.getItem(k), F.lit("")) for k in CONVERSATION_KEYS))
+        window = (
+            Window.partitionBy(_column("TraceId"))
+            .orderBy(*order[1:])
+            .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+        )
+        df = df.withColumn("__conv", F.first(per_span, ignorenulls=True).over(window))
+        df = df.withColumn("__key", F.coalesce(F.col("__conv"), F.concat(F.lit("\x00"), _column("TraceId"))))
+        df = df.repartition(n, "__key").sortWithinPartitions("__key", *order)
+    else:
+        df = df.repartitionByRange(n, _column("TraceId")).sortWithinPartitions(*order)
+    columns = plan.options.columns
+    schema = ", ".join(f"{c} {'double' if c == 'score' else 'string'}" for c in columns) + ", __unit bigint"
+    result = df.mapInArrow(_batch_grader(plan, src.path), schema)
+    yield from _regroup(_collect_arrow(result), len(columns))
 
 
 def _batch_grader(plan: GradingPlan, where: str) -> Any:
@@ -242,7 +267,7 @@ def _batch_grader(plan: GradingPlan, where: str) -> Any:
         context = TaskContext.get()
         unit = (context.partitionId() if context is not None else 0) << 32
         rows: list[Row] = []
-        for rows_of_unit in units(batches):
+        for rows_of_unit in gc_paused(units(batches)):
             rows.extend((*r, unit) for r in rows_of_unit)
             unit += 1
             if len(rows) >= 4096:
@@ -288,12 +313,20 @@ def _record_batch(rows: list[tuple[Any, ...]], schema: Any) -> Any:
     return pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
 
 
-def _regroup(rows: Iterator[Any], width: int) -> Iterator[list[Row]]:
-    """Spark rows (with a per-partition `__unit` number) back into one list per unit, in order."""
+def _collect_arrow(df: Any) -> Iterator[tuple[Any, ...]]:
+    """Every row of `df` as a tuple, in partition order, collected in one job as Arrow batches (every
+    partition runs at once; `toLocalIterator` would run one partition after another)."""
+    to_arrow = getattr(df, "toArrow", None)  # pyspark >= 4.0
+    batches = to_arrow().to_batches() if to_arrow is not None else df._collect_as_arrow()
+    for batch in batches:
+        yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
+
+
+def _regroup(rows: Iterator[tuple[Any, ...]], width: int) -> Iterator[list[Row]]:
+    """Result rows (with a per-partition `__unit` number) back into one list per unit, in order."""
     current: list[Row] = []
     last: Any = None
-    for r in rows:
-        values = tuple(r)
+    for values in rows:
         unit = values[width]
         if current and unit != last:
             yield current

@@ -4,12 +4,16 @@ Migrating from pydantic-evals' agentic evaluators is a one-line import change::
 
     from tracegrade.bridges.pydantic_evals import ToolCorrectness, TrajectoryMatch, ArgumentCorrectness
 
-The classes here are `pydantic_evals.evaluators.Evaluator` dataclasses with pydantic-evals' names,
-constructor parameters (first, in the same order, with the same defaults) and value types (bool for
-ToolCorrectness / ArgumentCorrectness / MaxToolCalls / MaxModelRequests / HasMatchingSpan, float for
-TrajectoryMatch), followed by tracegrade's own optional parameters (`agent`, `subtree`, ...). Each
-returns an `EvaluationReason` whose value equals pydantic-evals' on the same run and whose reason is
-tracegrade's. Differences, all deliberate:
+The classes here are `pydantic_evals.evaluators.Evaluator` dataclasses that subclass the tracegrade
+evaluator of the same name, so their parameters, defaults and construction checks are that class's:
+pydantic-evals' parameters first, in the same order, with the same defaults, then tracegrade's own
+(`agent` and `subtree` keyword-only). Value types are pydantic-evals' (bool for ToolCorrectness /
+ArgumentCorrectness / MaxToolCalls / MaxModelRequests / HasMatchingSpan, float for TrajectoryMatch).
+Each returns an `EvaluationReason` whose value equals pydantic-evals' on the same run and whose reason
+is tracegrade's; given a tracegrade `TurnContext` instead, each runs as the tracegrade evaluator it is.
+`bridge_class(cls)` makes the same for any registered evaluator (`tracegrade.spec.register_evaluator`),
+and `evaluator_types()` lists them all for `Dataset.from_file(custom_evaluator_types=...)`.
+Differences, all deliberate:
 
 - every dialect: tool calls of OpenInference-, OpenLLMetry- or GenAI-instrumented tasks count too
   (pydantic-evals' evaluators only see Pydantic AI spans);
@@ -34,27 +38,26 @@ import inspect
 import json
 import threading
 import weakref
-from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic_ai.models import Model
 from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext, EvaluatorOutput
+from pydantic_evals.evaluators.spec import EvaluatorSpec
 from pydantic_evals.otel import SpanNode as PydanticEvalsSpanNode
 from pydantic_evals.otel import SpanTree as PydanticEvalsSpanTree
 from pydantic_evals.otel import SpanTreeRecordingError
 
 from .. import evaluators as _tg
+from ..dialects import extract
 from ..errors import TracegradeEvaluationError
-from ..evaluators.agentic import TrajectoryOrder
 from ..evaluators.base import evaluator_name
 from ..grading import _coerce
-from ..matching import ArgsMode, KeyRule
 from ..results import EvalResult, TurnContext
 from ..spans import Span, SpanStatus
 from ..trajectory import Trajectory
-from ..tree import SpanPredicate, SpanQuery, SpanTree
+from ..tree import SpanTree
 
 if TYPE_CHECKING:
     from ..dialects import Dialect
@@ -65,16 +68,22 @@ __all__ = [
     "ContainsEvaluator",
     "HasMatchingSpan",
     "JudgeEvaluator",
+    "MaxCost",
+    "MaxDuration",
     "MaxModelRequests",
+    "MaxTokens",
     "MaxToolCalls",
+    "NoErrorSpans",
+    "NoToolLoops",
     "ToolCallArgsEvaluator",
     "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",
     "ToolCorrectness",
-    "TracegradeEvaluationError",
     "TracegradeEvaluator",
     "TrajectoryJudge",
     "TrajectoryMatch",
+    "bridge_class",
+    "evaluator_types",
     "from_pydantic_evals_tree",
     "to_pydantic_evals",
     "to_pydantic_evals_tree",
@@ -238,7 +247,7 @@ def _trajectory(case: _Case, output: object, dialect: str | Dialect | None) -> T
         hit = case.trajectories.get(key)
     if hit is not None and hit[0] is output:
         return hit[1]
-    traj = Trajectory.from_tree(case.tree, dialect=dialect, messages=_messages_of(output))
+    traj = extract(case.tree, dialect=dialect, messages=_messages_of(output))
     with _CASES_LOCK:
         case.trajectories[key] = (output, traj)  # the output is kept so that its id stays its own
     return traj
@@ -347,24 +356,49 @@ def _evaluation_reason(
 
 @dataclass(repr=False)
 class _Bridge(Evaluator[object, object, object]):
-    """Runs a tracegrade evaluator on a pydantic-evals `EvaluatorContext`."""
+    """A pydantic-evals evaluator that is also the tracegrade evaluator it subclasses (its fields,
+    defaults and checks are that class's): `evaluate` takes an `EvaluatorContext` (or a tracegrade
+    `TurnContext`) and runs the tracegrade check."""
 
-    _target: ClassVar[type[Any]]
+    _target: ClassVar[type[Any] | None] = None
+    """The tracegrade evaluator class this bridge subclasses (None for `TracegradeEvaluator`)."""
     _value: ClassVar[Value] = "passed"
     _needs_spans: ClassVar[bool] = True
     """Without a span tree, return the failing value (the evaluator reads spans) instead of running."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._target = next(
+            (b for b in cls.__mro__ if issubclass(b, _tg.BaseEvaluator) and not issubclass(b, _Bridge)), None
+        )
+
     def __post_init__(self) -> None:
-        self._inner: Any = self._target(**{f.name: getattr(self, f.name) for f in fields(self) if f.init})
+        post_init = getattr(super(), "__post_init__", None)
+        if post_init is not None:
+            post_init()
 
     @property
     def tracegrade_evaluator(self) -> Any:
-        """The tracegrade evaluator this one runs."""
-        return self._inner
+        """The tracegrade evaluator this one runs (itself, for the named bridges)."""
+        return self
+
+    def _inner(self) -> Any:
+        return self
 
     def get_default_evaluation_name(self) -> str:
         name = getattr(self, "evaluation_name", None)
         return name if isinstance(name, str) else self.get_serialization_name()
+
+    def as_spec(self) -> EvaluatorSpec:
+        """pydantic-evals' spec, in its compact form (`{MaxToolCalls: 3}`) when only the first
+        positional parameter differs from its default (keyword-only fields come first in `fields`)."""
+        spec = super().as_spec()
+        if isinstance(spec.arguments, dict) and len(spec.arguments) == 1:
+            [(key, value)] = spec.arguments.items()
+            first = next((f.name for f in fields(self) if f.init and not f.kw_only), None)
+            if key == first and not isinstance(value, Mapping):
+                return EvaluatorSpec(name=spec.name, arguments=(value,))
+        return spec
 
     def _dialect(self) -> str | Dialect | None:
         return None
@@ -372,14 +406,21 @@ class _Bridge(Evaluator[object, object, object]):
     def _value_setting(self) -> Value:
         return self._value
 
+    def _run(self, tctx: TurnContext) -> Any:
+        target = self._target
+        assert target is not None
+        return target.evaluate(self, tctx)
+
     def evaluate(self, ctx: EvaluatorContext[object, object, object]) -> EvaluatorOutput | Awaitable[EvaluatorOutput]:
-        inner = self._inner
+        if isinstance(ctx, TurnContext):  # used as the tracegrade evaluator it is
+            return self._run(ctx)  # type: ignore[no-any-return]
+        inner = self._inner()
         kind = _value_kind(inner, self._value_setting())
         tctx, missing = _context(ctx, self._dialect())
         if missing is not None and self._needs_spans:
             failing: bool | float = 0.0 if kind == "score" else False
             return EvaluationReason(value=failing, reason=f"No span tree available: {missing.message}")
-        out = inner.evaluate(tctx)
+        out = self._run(tctx)
         if inspect.isawaitable(out):
             return self._finish(out, kind, missing)
         return _evaluation_reason(_coerce(inner, out), kind, missing)
@@ -387,26 +428,21 @@ class _Bridge(Evaluator[object, object, object]):
     async def _finish(
         self, pending: Awaitable[Any], kind: Literal["passed", "score", "auto"], missing: SpanTreeRecordingError | None
     ) -> EvaluationReason:
-        return _evaluation_reason(_coerce(self._inner, await pending), kind, missing)
+        return _evaluation_reason(_coerce(self._inner(), await pending), kind, missing)
+
+
+# The named bridges: the tracegrade evaluator's fields, pydantic-evals' value types. (mypy sees two
+# `evaluate` signatures; `_Bridge.evaluate` takes both contexts.)
 
 
 @dataclass(repr=False)
-class ToolCorrectness(_Bridge):
+class ToolCorrectness(_Bridge, _tg.ToolCorrectness):  # type: ignore[misc]
     """pydantic-evals' `ToolCorrectness` (bool), computed by tracegrade: the agent called exactly this
     multiset of tools. See `tracegrade.evaluators.ToolCorrectness` for `agent` and `subtree`."""
 
-    expected_tools: list[str]
-    allow_extra: bool = False
-    include_failed: bool = False
-    evaluation_name: str | None = field(default=None)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
-
-    _target = _tg.ToolCorrectness
-
 
 @dataclass(repr=False)
-class TrajectoryMatch(_Bridge):
+class TrajectoryMatch(_Bridge, _tg.TrajectoryMatch):  # type: ignore[misc]
     """pydantic-evals' `TrajectoryMatch` (float score), computed by tracegrade.
 
     `parallel` defaults to `"ordered"` here, comparing calls in the order they ran, as pydantic-evals
@@ -414,164 +450,94 @@ class TrajectoryMatch(_Bridge):
     order (tracegrade's default). Steps may also be `{"tool": name, "args": {...}, "optional": True}`.
     """
 
-    expected_trajectory: list[str | dict[str, Any]]
-    order: TrajectoryOrder = "in_order"
-    include_failed: bool = False
-    evaluation_name: str | None = field(default=None)
-    threshold: float = 1.0
     parallel: Literal["unordered", "ordered"] = "ordered"
-    args_mode: ArgsMode = "subset"
-    agent: str | None = None
-    subtree: SpanQuery | None = None
 
-    _target = _tg.TrajectoryMatch
     _value = "score"
 
 
 @dataclass(repr=False)
-class ArgumentCorrectness(_Bridge):
+class ArgumentCorrectness(_Bridge, _tg.ArgumentCorrectness):  # type: ignore[misc]
     """pydantic-evals' `ArgumentCorrectness` (bool), computed by tracegrade. Arguments missing from
     spans are recovered from the run's messages when the task output carries them."""
 
-    tool_name: str
-    expected_arguments: dict[str, Any]
-    match_mode: ArgsMode = "subset"
-    occurrence: Literal["first", "last", "any"] | int = "first"
-    include_failed: bool = False
-    evaluation_name: str | None = field(default=None)
-    recursive: bool = False
-    key_modes: dict[str, KeyRule] | None = None
-    ignore_keys: list[str] = field(default_factory=list)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
-
-    _target = _tg.ArgumentCorrectness
-
 
 @dataclass(repr=False)
-class MaxToolCalls(_Bridge):
+class MaxToolCalls(_Bridge, _tg.MaxToolCalls):  # type: ignore[misc]
     """pydantic-evals' `MaxToolCalls` (bool), computed by tracegrade."""
 
-    max_calls: int
-    include_failed: bool = True
-    evaluation_name: str | None = field(default=None)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
-
-    _target = _tg.MaxToolCalls
-
 
 @dataclass(repr=False)
-class MaxModelRequests(_Bridge):
+class MaxModelRequests(_Bridge, _tg.MaxModelRequests):  # type: ignore[misc]
     """pydantic-evals' `MaxModelRequests` (bool), computed by tracegrade (`ctx.metrics['requests']`
     when present and unscoped, else the model-request spans of every dialect)."""
 
-    max_requests: int
-    evaluation_name: str | None = field(default=None)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
-
-    _target = _tg.MaxModelRequests
-
 
 @dataclass(repr=False)
-class HasMatchingSpan(_Bridge):
+class HasMatchingSpan(_Bridge, _tg.HasMatchingSpan):  # type: ignore[misc]
     """pydantic-evals' `HasMatchingSpan` (bool) with a reason naming the matching span (or listing the
     span names). A callable query receives tracegrade `SpanNode`s (same attribute names). Without a
     span tree it returns False instead of raising."""
 
-    query: SpanQuery | SpanPredicate
-    evaluation_name: str | None = field(default=None)
-
-    _target = _tg.HasMatchingSpan
-
 
 @dataclass(repr=False)
-class ContainsEvaluator(_Bridge):
+class ContainsEvaluator(_Bridge, _tg.ContainsEvaluator):  # type: ignore[misc]
     """tracegrade's `ContainsEvaluator` on `str(ctx.output)` (needs no spans)."""
 
-    any_of: list[str] = field(default_factory=list)
-    all_of: list[str] = field(default_factory=list)
-    matches_any: list[str] = field(default_factory=list)
-    matches_all: list[str] = field(default_factory=list)
-    case_sensitive: bool = False
-    evaluation_name: str | None = field(default=None)
-
-    _target = _tg.ContainsEvaluator
     _needs_spans = False
 
 
 @dataclass(repr=False)
-class ToolCallEvaluator(_Bridge):
+class ToolCallEvaluator(_Bridge, _tg.ToolCallEvaluator):  # type: ignore[misc]
     """tracegrade's `ToolCallEvaluator` on the case's tool spans."""
 
-    must_include: list[str] = field(default_factory=list)
-    must_exclude: list[str] = field(default_factory=list)
-    ordered: bool = False
-    evaluation_name: str | None = field(default=None)
-
-    _target = _tg.ToolCallEvaluator
-
 
 @dataclass(repr=False)
-class ToolCallArgsEvaluator(_Bridge):
+class ToolCallArgsEvaluator(_Bridge, _tg.ToolCallArgsEvaluator):  # type: ignore[misc]
     """tracegrade's `ToolCallArgsEvaluator` on the case's tool spans."""
 
-    tool: str
-    args: dict[str, Any]
-    mode: ArgsMode = "subset"
-    evaluation_name: str | None = field(default=None)
-    recursive: bool = False
-    key_modes: dict[str, KeyRule] | None = None
-    ignore_keys: list[str] = field(default_factory=list)
-    occurrence: Literal["first", "last", "any"] | int = "any"
-
-    _target = _tg.ToolCallArgsEvaluator
-
 
 @dataclass(repr=False)
-class JudgeEvaluator(_Bridge):
+class JudgeEvaluator(_Bridge, _tg.JudgeEvaluator):  # type: ignore[misc]
     """tracegrade's `JudgeEvaluator` (bool verdict) on `ctx.inputs` and `ctx.output` (needs no spans).
     Without `model`, pydantic-evals' default judge model is used."""
 
-    rubric: str
-    model: str | Model | None = None
-    retries: int = 2
-    timeout: float = 30.0
-    evaluation_name: str | None = field(default=None)
-
-    _target = _tg.JudgeEvaluator
     _needs_spans = False
 
 
 @dataclass(repr=False)
-class ToolCallArgsJudgeEvaluator(_Bridge):
+class ToolCallArgsJudgeEvaluator(_Bridge, _tg.ToolCallArgsJudgeEvaluator):  # type: ignore[misc]
     """tracegrade's `ToolCallArgsJudgeEvaluator` (bool verdict) on the case's tool calls."""
-
-    tool: str
-    rubric: str
-    model: str | Model | None = None
-    retries: int = 2
-    timeout: float = 30.0
-    evaluation_name: str | None = field(default=None)
-
-    _target = _tg.ToolCallArgsJudgeEvaluator
 
 
 @dataclass(repr=False)
-class TrajectoryJudge(_Bridge):
+class TrajectoryJudge(_Bridge, _tg.TrajectoryJudge):  # type: ignore[misc]
     """tracegrade's `TrajectoryJudge` (bool verdict): the judge sees the inputs, every tool call in
     order (arguments, results, errors) and the output."""
 
-    rubric: str
-    model: str | Model | None = None
-    retries: int = 2
-    timeout: float = 30.0
-    max_chars: int = 20_000
-    include_results: bool = True
-    evaluation_name: str | None = field(default=None)
 
-    _target = _tg.TrajectoryJudge
+@dataclass(repr=False)
+class MaxDuration(_Bridge, _tg.MaxDuration):  # type: ignore[misc]
+    """tracegrade's `MaxDuration` (bool) on the case's spans."""
+
+
+@dataclass(repr=False)
+class NoErrorSpans(_Bridge, _tg.NoErrorSpans):  # type: ignore[misc]
+    """tracegrade's `NoErrorSpans` (bool) on the case's spans."""
+
+
+@dataclass(repr=False)
+class MaxTokens(_Bridge, _tg.MaxTokens):  # type: ignore[misc]
+    """tracegrade's `MaxTokens` (bool) on the case's model-request spans."""
+
+
+@dataclass(repr=False)
+class MaxCost(_Bridge, _tg.MaxCost):  # type: ignore[misc]
+    """tracegrade's `MaxCost` (bool) on the cost recorded on the case's model-request spans."""
+
+
+@dataclass(repr=False)
+class NoToolLoops(_Bridge, _tg.NoToolLoops):  # type: ignore[misc]
+    """tracegrade's `NoToolLoops` (bool) on the case's tool calls."""
 
 
 @dataclass(repr=False)
@@ -589,9 +555,18 @@ class TracegradeEvaluator(_Bridge):
             raise TypeError(f"to_pydantic_evals() needs an object with an evaluate(ctx) method, got {self.evaluator!r}")
         if self.value not in ("auto", "passed", "score"):
             raise ValueError(f"value must be 'auto', 'passed' or 'score', got {self.value!r}")
-        self._inner = self.evaluator
 
     _needs_spans = False
+
+    @property
+    def tracegrade_evaluator(self) -> Any:
+        return self.evaluator
+
+    def _inner(self) -> Any:
+        return self.evaluator
+
+    def _run(self, tctx: TurnContext) -> Any:
+        return self.evaluator.evaluate(tctx)
 
     def _value_setting(self) -> Value:
         return self.value
@@ -626,6 +601,11 @@ def to_pydantic_evals(
 
 
 EVALUATOR_TYPES: tuple[type[Evaluator[object, object, object]], ...] = (
+    MaxDuration,
+    NoErrorSpans,
+    MaxTokens,
+    MaxCost,
+    NoToolLoops,
     ToolCorrectness,
     TrajectoryMatch,
     ArgumentCorrectness,
@@ -641,3 +621,34 @@ EVALUATOR_TYPES: tuple[type[Evaluator[object, object, object]], ...] = (
 )
 """The named evaluators, for `Dataset.from_file(..., custom_evaluator_types=EVALUATOR_TYPES)`: they
 then replace pydantic-evals' evaluators of the same names in a saved dataset."""
+
+_NAMED: dict[type[Any], type[Evaluator[object, object, object]]] = {
+    b._target: b for b in EVALUATOR_TYPES if issubclass(b, _Bridge) and b._target is not None
+}
+_MADE: dict[type[Any], type[Evaluator[object, object, object]]] = {}
+
+
+def bridge_class(cls: type[Any]) -> type[Evaluator[object, object, object]]:
+    """The pydantic-evals evaluator class of a tracegrade evaluator class (a dataclass subclass of
+    `tracegrade.evaluators.BaseEvaluator`): the named bridge for a built-in, else a subclass made
+    once, with the same name and fields. Its value is the score when the check sets one, else
+    passed; it returns the failing value without a span tree when `cls` is a `ScopedEvaluator`."""
+    if cls in _NAMED:
+        return _NAMED[cls]
+    if (made := _MADE.get(cls)) is not None:
+        return made
+    if not (isinstance(cls, type) and issubclass(cls, _tg.BaseEvaluator) and is_dataclass(cls)):
+        raise TypeError(f"bridge_class() needs a dataclass subclass of BaseEvaluator, got {cls!r}")
+    namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+                 "_value": "auto", "_needs_spans": issubclass(cls, _tg.ScopedEvaluator)}  # fmt: skip
+    made = dataclass(repr=False)(type(cls.__name__, (_Bridge, cls), namespace))
+    _MADE[cls] = made
+    return made
+
+
+def evaluator_types() -> tuple[type[Evaluator[object, object, object]], ...]:
+    """The bridge classes of every evaluator usable by name (`tracegrade.spec.evaluator_registry()`:
+    the built-ins and those added with `register_evaluator`), for `custom_evaluator_types=`."""
+    from ..spec import evaluator_registry
+
+    return tuple(bridge_class(cls) for cls in evaluator_registry().values())

@@ -1,34 +1,46 @@
-"""Instrumentation conventions ("dialects") and the one pass that turns a tree into a `Trajectory`.
+"""Instrumentation conventions ("dialects") and the one pipeline that turns a tree into a `Trajectory`.
 
-A dialect is any object (usually a module) with a `name` and four functions of a `SpanNode`:
-`recognizes`, `agent_run`, `tool_call`, `model_request` (the last three return None when the span
-is not of that kind). Each span is classified by the first dialect that recognizes it.
+A dialect is any object (usually a module) with a `name` and five functions of a `SpanNode`:
+`classify` (the fast path, run on every span: False when the dialect does not recognize the span, True
+when it does but finds no step in it, else the step) and its readable spec `recognizes`, `agent_run`,
+`tool_call`, `model_request` (the last three return None when the span is not of that kind); a property
+test keeps the two equal. Optionally: `handoff(node)` (transfers of control between agents),
+`MESSAGE_SHAPES` / `requested_calls` / `tool_results` (where its model spans record requested calls
+and their results), `RUN_MESSAGES` (agent-span attributes holding a run's messages, for argument
+recovery) and `ARGS_MAY_BE_WRAPPED` (its tool spans may record a framework's wrapper around the
+arguments). A new dialect is one module plus one line in `DIALECTS`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
 from .._gc import paused_gc
 from ..spans import Span
-from ..trajectory import AgentRun, ModelRequest, ToolCall, Trajectory
+from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, Trajectory, mark_truncated
 from . import _messages, genai, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
 from ._evidence import missing_evidence
 from ._merge import Readers, merge_requested
+from ._recovery import recover_arguments
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
     from ..tree import SpanNode, SpanTree
 
 __all__ = ["DIALECTS", "Dialect", "extract", "get_dialect", "register_dialect"]
+
+_PROTOCOL = ("classify", "recognizes", "agent_run", "tool_call", "model_request")
 
 
 class Dialect(Protocol):
     name: str
 
+    def classify(self, node: SpanNode) -> object: ...
     def recognizes(self, node: SpanNode) -> bool: ...
     def agent_run(self, node: SpanNode) -> AgentRun | None: ...
     def tool_call(self, node: SpanNode) -> ToolCall | None: ...
@@ -41,6 +53,10 @@ DIALECTS: list[Dialect] = [pydantic_ai, openinference, openllmetry, vercel_ai, o
 
 def register_dialect(dialect: Dialect, *, first: bool = False) -> None:
     """Add a dialect to auto-detection (`first=True` gives it priority)."""
+    lacking = [f for f in _PROTOCOL if not callable(getattr(dialect, f, None))]
+    if lacking or not isinstance(getattr(dialect, "name", None), str):
+        what = ", ".join(lacking) if lacking else "a str `name`"
+        raise TypeError(f"a dialect needs `name` and {', '.join(_PROTOCOL)}; {dialect!r} lacks {what}")
     if any(d.name == dialect.name for d in DIALECTS):
         raise ValueError(f"a dialect named {dialect.name!r} is already registered")
     DIALECTS.insert(0 if first else len(DIALECTS), dialect)
@@ -56,117 +72,157 @@ def get_dialect(dialect: str | Dialect) -> Dialect:
     raise ValueError(f"unknown dialect {dialect!r}; known dialects: {names}")
 
 
-def _classifier(d: Dialect) -> Callable[[SpanNode], object]:
-    classify = getattr(d, "classify", None)
-    if classify is not None:
-        return classify  # type: ignore[no-any-return]
-
-    def composed(node: SpanNode) -> object:
-        if not d.recognizes(node):
-            return False
-        return d.agent_run(node) or d.tool_call(node) or d.model_request(node) or True
-
-    return composed
-
-
 def extract(
-    tree: SpanTree, *, dialect: str | Dialect | None = None, explain: dict[int, str] | None = None
+    tree: SpanTree,
+    *,
+    dialect: str | Dialect | None = None,
+    messages: Iterable[Any] | None = None,
+    value_limit: Callable[[SpanNode], int | None] | None = None,
+    explain: dict[int, str] | None = None,
 ) -> Trajectory:
-    """Classify every span once and collect tool calls, model requests and agent runs.
+    """The trajectory of `tree`: every span classified once, requested calls merged with executed ones,
+    pre-execution decisions applied, arguments recovered, and what is incomplete noted.
 
     A span is read by the first dialect that finds a step in it; one that recognizes the span but finds
-    no step lets the others look. `explain`, when given, receives for each span (by `id(node)`) what it
-    was read as, by which dialect, or why it was ignored.
+    no step lets the others look (`dialect` forces one convention instead). Arguments missing from tool
+    spans are recovered by call id from the runs' recorded messages and from `messages` (Pydantic AI
+    `ModelMessage`s or the OTel JSON form); arguments held only behind an external content reference are
+    marked `args_source="external"`. `value_limit` gives the attribute value-length limit a span was
+    recorded under, when known (see `trajectory.mark_truncated`). `explain`, when given, receives for each
+    span (by `id(node)`) what it was read as, by which dialect, or why it was ignored.
     """
     with paused_gc():
-        return _extract(tree, dialect, explain)
+        traj, referenced = _extract(tree, dialect, explain)
+    recover_arguments(traj, messages, (key for d in DIALECTS for key in getattr(d, "RUN_MESSAGES", ())))
+    if referenced:
+        _external_arguments(traj)
+    mark_truncated(traj, value_limit)
+    traj.incomplete[:0] = tree.notes  # broken parent cycles: which run a call belongs to is unsure
+    return traj
 
 
-def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, str] | None) -> Trajectory:
+def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, str] | None) -> tuple[Trajectory, bool]:
+    """The trajectory, and whether a model request holds an external content reference."""
     chosen = [get_dialect(dialect)] if dialect is not None else DIALECTS
-    classifiers = [(d.name, _classifier(d)) for d in chosen]
+    classifiers = [(d.name, d.classify) for d in chosen]
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
     runs: list[AgentRun] = []
+    handoffs: list[Handoff] = []
+    decided: list[tuple[int, str, str | None, str | None, SpanNode, AgentRun | None]] = []
     still_open: list[str] = []
     hosts_tools = ""  # a model-request span with tool executions beneath it (not one request)
-    # (span, its agent run, the nearest enclosing tool call or model request)
-    stack: list[tuple[SpanNode, AgentRun | None, ToolCall | ModelRequest | None]] = [
-        (r, None, None) for r in reversed(tree.roots)
+    referenced = False  # a model-request span holds `gen_ai.output.messages_ref`
+    # Depth first, in span order: (the spans of one level still to visit, their agent run, the nearest
+    # enclosing tool call or model request); a level is set aside while the children of one of its spans are.
+    levels: list[tuple[Iterator[SpanNode], AgentRun | None, ToolCall | ModelRequest | None]] = [
+        (iter(tree.roots), None, None)
     ]
-    while stack:
-        node, run, outer = stack.pop()
-        if node.end_ns is None:
-            still_open.append(f"span {node.name!r} had not ended (trace still open)")
-        if node.attributes.get("logfire.span_type") == "pending_span":
-            if node.children:
-                stack.extend([(child, run, outer) for child in reversed(node.children)])
-            if explain is not None:
-                explain[id(node)] = "ignored: Logfire's pending-span duplicate of a span recorded in full"
-            continue
-        step: object = False
-        by = ""
-        for name, classify in classifiers:
-            found = classify(node)
-            if found is False:
+    while levels:
+        level, level_run, outer = levels.pop()
+        for node in level:
+            run = level_run
+            if node.end_ns is None:
+                still_open.append(f"span {node.name!r} had not ended (trace still open)")
+            if node.attributes.get("logfire.span_type") == "pending_span":
+                if explain is not None:
+                    explain[id(node)] = "ignored: Logfire's pending-span duplicate of a span recorded in full"
+                if node.children:
+                    levels.append((level, level_run, outer))
+                    levels.append((iter(node.children), run, outer))
+                    break
                 continue
-            by = by or name
-            if found is not True:
-                step, by = found, name
+            step: object = False
+            by = ""
+            for name, classify in classifiers:
+                found = classify(node)
+                if found is False:
+                    continue
+                by = by or name
+                if found is not True:
+                    step, by = found, name
+                    break
+                step = True  # recognized, but not a step: another dialect may still find one
+            kind = type(step)
+            inner = outer
+            if explain is not None:
+                explain[id(node)] = _explained(step, by, outer)
+            if kind is ToolCall:
+                call: ToolCall = step  # type: ignore[assignment]
+                if type(outer) is ModelRequest and outer.span is not None and not hosts_tools:
+                    hosts_tools = f"{outer.span.name!r} ({outer.span.scope_name or 'unknown scope'})"
+                if type(outer) is ToolCall and _same_call(outer, call):
+                    _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
+                else:
+                    if call.dialect == genai.name or node.attributes.get(genai.OPERATION) == "execute_tool":
+                        agent = node.attributes.get("gen_ai.agent.name")  # on execute_tool: the agent that ran the call
+                        if type(agent) is str and agent:
+                            call.agent = agent
+                    if run is not None:
+                        call.agent = call.agent or run.name
+                        call.run = run
+                    src = node.source
+                    if not isinstance(src, Span) and src.dropped_attributes:
+                        call.dropped_attributes = src.dropped_attributes
+                    calls.append(call)
+                    inner = call
+            elif kind is ModelRequest:
+                req: ModelRequest = step  # type: ignore[assignment]
+                if type(outer) is ModelRequest:
+                    _absorb_request(outer, req)  # a provider's span inside a framework's span for one request
+                else:
+                    if run is not None:
+                        req.agent = run.name
+                        req.run = run
+                    requests.append(req)
+                    inner = req
+                if genai.OUTPUT_REF in node.attributes:
+                    referenced = True
+            elif isinstance(step, AgentRun):
+                run = dataclasses.replace(step, parent=run)
+                runs.append(run)
+            elif kind is Handoff:
+                hand: Handoff = step  # type: ignore[assignment]
+                hand.run, hand.agent = run, hand.source or (run.name if run is not None else None)
+                handoffs.append(hand)
+            src = node.source  # pre-execution decisions about tool calls (2026 GenAI), only on spans with events
+            events = getattr(src, "_events", _NO_EVENTS)  # an SDK span's `events` copies them on every access
+            if node.logs or (events if events is not _NO_EVENTS else src.events):
+                decided.extend((*d, node, run) for d in genai.decisions(node))
+            if node.children:
+                levels.append((level, level_run, outer))
+                levels.append((iter(node.children), run, inner))
                 break
-            step = True  # recognized, but not a step: another dialect may still find one
-        kind = type(step)
-        inner = outer
-        if explain is not None:
-            explain[id(node)] = _explained(step, by, outer)
-        if kind is ToolCall:
-            call: ToolCall = step  # type: ignore[assignment]
-            if type(outer) is ModelRequest and outer.span is not None and not hosts_tools:
-                hosts_tools = f"{outer.span.name!r} ({outer.span.scope_name or 'unknown scope'})"
-            if type(outer) is ToolCall and _same_call(outer, call):
-                _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
-            else:
-                if run is not None:
-                    call.agent = run.name
-                    call.run = run
-                src = node.source
-                if not isinstance(src, Span) and src.dropped_attributes:
-                    call.dropped_attributes = src.dropped_attributes
-                calls.append(call)
-                inner = call
-        elif kind is ModelRequest:
-            req: ModelRequest = step  # type: ignore[assignment]
-            if type(outer) is ModelRequest:
-                _absorb_request(outer, req)  # a provider's span inside a framework's span for one request
-            else:
-                if run is not None:
-                    req.agent = run.name
-                    req.run = run
-                requests.append(req)
-                inner = req
-        elif isinstance(step, AgentRun):
-            run = dataclasses.replace(step, parent=run)
-            runs.append(run)
-        if node.children:
-            stack.extend([(child, run, inner) for child in reversed(node.children)])
-    recognized = len(calls) + len(requests) + len(runs)
+    recognized = len(calls) + len(requests) + len(runs) + len(handoffs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
-    added, notes = merge_requested(calls, requests, functools.cache(_message_readers), twins)
+    wrapping = frozenset(d.name for d in DIALECTS if getattr(d, "ARGS_MAY_BE_WRAPPED", False)) if calls else frozenset()
+    readers: dict[str | None, Readers] = {}
+
+    def readers_of(dialect: str | None) -> Readers:
+        found = readers.get(dialect)
+        if found is None:
+            found = readers[dialect] = _message_readers(dialect)
+        return found
+
+    added, notes = merge_requested(calls, requests, readers_of, twins, handoffs, wrapping)
     if explain is not None:
         _explain_merge(explain, twins, added)
     calls.extend(added)
+    if decided:
+        calls.extend(_apply_decisions(calls, decided, explain))
     calls.sort(key=_BY_START)
     runs.sort(key=_BY_START)
-    traj = Trajectory(calls, requests, runs, tree=tree, recognized_spans=recognized)
+    handoffs.sort(key=_BY_START)
+    traj = Trajectory(calls, requests, runs, tree=tree, recognized_spans=recognized, handoffs=handoffs)
     traj.incomplete = still_open + notes
-    traj.missing = missing_evidence(calls, requests, runs)
+    traj.missing = missing_evidence(calls, requests, runs, len(handoffs), tree.unattached_logs)
     if hosts_tools:
         traj.missing.setdefault("model_requests", (
             f"the model-request span {hosts_tools} has tool executions beneath it: this instrumentation records "
             "several model calls on one span, so the number of requests is not recorded"
         ))  # fmt: skip
-    return traj
+    return traj, referenced
 
 
 def _explained(step: object, by: str, outer: ToolCall | ModelRequest | None) -> str:
@@ -184,8 +240,77 @@ def _explained(step: object, by: str, outer: ToolCall | ModelRequest | None) -> 
             return f"{by}: model request, the same request as the enclosing one (merged into it)"
         return f"{by}: model request" + (f" ({step.model})" if step.model else "")
     if isinstance(step, AgentRun):
-        return f"{by}: agent run" + (f" {step.name!r}" if step.name else "")
+        what = "conversation turn" if step.operation == "handle_conversation_turn" else "agent run"
+        return f"{by}: {what}" + (f" {step.name!r}" if step.name else "")
+    if isinstance(step, Handoff):
+        return f"{by}: handoff {step.source!r} -> {step.target!r} (a transfer of control, not a tool call)"
     return f"{by}: {type(step).__name__}"
+
+
+def _apply_decisions(
+    calls: list[ToolCall],
+    decided: list[tuple[int, str, str | None, str | None, SpanNode, AgentRun | None]],
+    explain: dict[int, str] | None,
+) -> list[ToolCall]:
+    """Set each call's last recorded decision (`gen_ai.tool.call.decision`), matched by call id, else by tool
+    name among the same run's calls that did not execute; a denied or pending call seen nowhere else becomes
+    a call of its own on the span holding the event. Returns those new calls."""
+    by_id: dict[str, list[ToolCall]] = {}
+    for c in calls:
+        if c.call_id:
+            by_id.setdefault(c.call_id, []).append(c)
+    new: list[ToolCall] = []
+    for _time, outcome, call_id, tool, node, run in sorted(decided, key=lambda d: d[0]):
+        hits = (
+            [c for c in by_id.get(call_id, ()) if tool is None or c.name == tool]
+            if call_id
+            else [c for c in (*calls, *new) if c.name == tool and c.executed is not True and c.run is run][-1:]
+        )
+        if not hits:
+            if tool is None or outcome == "allow":
+                if explain is not None:
+                    explain[id(node)] = explain.get(id(node), "") + f"; decision {outcome!r} for a call not recorded"
+                continue
+            call = ToolCall._from_span(tool, None, node, genai.name)
+            call.executed, call.call_id, call.run = False, call_id, run
+            call.agent = run.name if run is not None else None
+            new.append(call)
+            if call_id:
+                by_id.setdefault(call_id, []).append(call)
+            hits = [call]
+        for call in hits:
+            call.decision = outcome  # type: ignore[assignment]  # one of genai.DECISIONS
+            if explain is not None and call.span is not None and outcome != "allow":
+                ran = (
+                    "ran (its tool span): approved"
+                    if outcome == "require_approval"
+                    else "ran all the same (its tool span)"
+                )
+                state = call.blocked.replace("_", " ") if call.blocked else ran
+                text = f"; tool call {call.name!r} {state} ({genai.DECISION_EVENT} {outcome})"
+                explain[id(call.span)] = explain.get(id(call.span), "") + text
+    return new
+
+
+def _external_arguments(traj: Trajectory) -> None:
+    """Calls without recorded arguments whose requesting model response was stored outside the telemetry
+    (`gen_ai.output.messages_ref`): the arguments are there, `args_source="external"`, `args_ref` the
+    reference. The requesting response is the call's own span (a requested call) or the last model
+    request of the same run that started before the call."""
+    requests = [(r.span.start_ns, id(r.run), genai.output_ref(r.span.attributes)) for r in traj.model_requests
+                if r.span is not None]  # fmt: skip
+    if not any(ref for _, _, ref in requests):
+        return
+    for call in traj.all_calls:
+        if call.args_source is not None or call.span is None:
+            continue
+        ref = genai.output_ref(call.span.attributes)
+        if ref is None:
+            start, run = call.span.start_ns, id(call.run)
+            earlier = [r for r in requests if r[0] <= start and r[1] == run]  # in start order
+            ref = earlier[-1][2] if earlier else None
+        if ref is not None:
+            call.args_source, call.args_ref = "external", ref
 
 
 def _explain_merge(explain: dict[int, str], twins: dict[int, list[ModelRequest]], added: list[ToolCall]) -> None:
@@ -223,6 +348,14 @@ def _pair_by_time(requests: list[ModelRequest], twins: dict[int, list[ModelReque
     model, without being its descendant, is that request recorded twice (an SDK's own span beside an
     instrumentor's, in another trace); each request absorbs at most one twin per instrumentation.
     One sweep in start order over the requests still open at each start (few: requests rarely overlap)."""
+    end = -1
+    for req in requests:  # in start order: none overlaps the one before it, nothing is recorded twice
+        span = req.span
+        if span is None or span.end_ns is None or span.start_ns < end:
+            break
+        end = span.end_ns
+    else:
+        return requests
     scopes = {req.span.scope_name for req in requests if req.span is not None}
     if len(scopes) < 2:
         return requests  # one instrumentation: nothing recorded twice
@@ -284,12 +417,13 @@ def _absorb_call(outer: ToolCall, call: ToolCall) -> None:
 
 
 def _absorb_request(outer: ModelRequest, req: ModelRequest) -> None:
-    """Fill what the outer span of one model request lacks (tokens, model) from an inner span."""
-    for field in ("model", "input_tokens", "output_tokens", "response_model", "provider", "cache_read_tokens"):
+    """Fill what the outer span of one model request lacks (tokens, model, cost) from an inner span."""
+    for field in ("model", "input_tokens", "output_tokens", "response_model", "provider", "cache_read_tokens", "cost"):
         if getattr(outer, field) is None and (value := getattr(req, field)) is not None:
             setattr(outer, field, value)
 
 
+_NO_EVENTS: tuple[()] = ()
 _BY_START = attrgetter("span.start_ns", "span.span_id")
 
 

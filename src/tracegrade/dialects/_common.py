@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["first_int", "first_str", "is_pending", "to_int"]
+from ..trajectory import Cost
+
+__all__ = ["COST_AMOUNT", "cost_of", "first_int", "first_str", "is_pending", "to_int"]
+
+COST_AMOUNT = "gen_ai.usage.cost.amount"
 
 
 def to_int(value: Any) -> int | None:
@@ -42,3 +46,20 @@ def first_str(attrs: Mapping[str, Any], *keys: str) -> str | None:
 def is_pending(attrs: Mapping[str, Any]) -> bool:
     """Logfire's zero-length 'pending span' duplicates (`logfire.span_type = pending_span`)."""
     return attrs.get("logfire.span_type") == "pending_span"
+
+
+def cost_of(attrs: Mapping[str, Any]) -> Cost | None:
+    """`gen_ai.usage.cost.{amount,currency,source}` as a `Cost`; None without a numeric amount."""
+    amount = attrs.get(COST_AMOUNT)
+    if amount is None or isinstance(amount, bool):
+        return None
+    if isinstance(amount, str):
+        try:
+            amount = float(amount)
+        except ValueError:
+            return None
+    if not isinstance(amount, int | float):
+        return None
+    return Cost(
+        float(amount), first_str(attrs, "gen_ai.usage.cost.currency"), first_str(attrs, "gen_ai.usage.cost.source")
+    )

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._messages import logs_output_recorded
-from .genai import REDACTED
+from .genai import REDACTED, output_ref
 
 if TYPE_CHECKING:
     from ..trajectory import AgentRun, ModelRequest, ToolCall
@@ -31,8 +31,8 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
     ("opentelemetry.instrumentation.", "TRACELOOP_TRACE_CONTENT=true (OpenLLMetry)"),
     ("openinference.instrumentation.", "OPENINFERENCE_HIDE_INPUTS=false and OPENINFERENCE_HIDE_OUTPUTS=false "
      "(OpenInference TraceConfig)"),
-    ("pydantic-ai", "InstrumentationSettings(include_content=True) on the agent (or tracegrade.instrument_content() "
-     "in the test process)"),
+    ("pydantic-ai", "InstrumentationSettings(include_content=True) on the agent "
+     "(or tracegrade.content.instrument_content() in the test process)"),
     ("gcp.vertex.agent", "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true, or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
      "=true with the latest telemetry schema (Google ADK)"),
     ("agent_framework", "enable_sensitive_data=True (Microsoft Agent Framework observability)"),
@@ -93,21 +93,62 @@ def _output_recorded(attrs: Mapping[str, Any]) -> bool:
     return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs)
 
 
+def _stored_elsewhere(ref: str) -> str:
+    return (
+        f"its output messages are stored outside the telemetry, at {ref} (an external content reference, which "
+        "tracegrade does not fetch); to grade them, record message content on the spans as well"
+    )
+
+
+def _unattributed(count: int, node: SpanNode | None) -> str:
+    """Why content sent as log records that name no span cannot be read, and what would fix it."""
+    scope = node.scope_name if node is not None else ""
+    if scope.startswith("opentelemetry.instrumentation.") and not scope.startswith(_OTEL_GENAI):
+        fix = (
+            f"{content_setting(node)} with the instrumentor's use_attributes=True (its default: content on the "
+            "spans; use_attributes=False sends it as log records)"
+        )
+    else:
+        fix = content_setting(node)
+    return (
+        f"{count} OTel log record(s) name no span (no trace or span id), so what they hold (message content, tool "
+        f"calls) cannot be attributed to any model request; to record it on the spans: {fix}; or emit the log "
+        "records inside the span's context so they carry its trace and span id"
+    )
+
+
+_OTEL_GENAI = ("opentelemetry.instrumentation.openai_v2", "opentelemetry.instrumentation.google_genai")
+
+
 def missing_evidence(
-    calls: Sequence[ToolCall], requests: Sequence[ModelRequest], runs: Sequence[AgentRun]
+    calls: Sequence[ToolCall],
+    requests: Sequence[ModelRequest],
+    runs: Sequence[AgentRun],
+    handoffs: int = 0,
+    unattached_logs: int = 0,
 ) -> dict[str, str]:
     """`{"tool_calls": reason}` when tool checks cannot be decided from this telemetry, and
-    `{"model_requests": reason}` when a request budget cannot (see the module docstring)."""
+    `{"model_requests": reason}` when a request budget cannot (see the module docstring). A model output
+    held only behind an external content reference (`gen_ai.output.messages_ref`) is not recorded.
+    `unattached_logs` counts the log records given with the spans that named none of them: content they
+    may hold is named as the reason (not the content-capture setting) when the calls are unknown."""
     missing: dict[str, str] = {}
-    if not calls and requests:
+    if not calls and not handoffs and requests:
         unknown: ModelRequest | None = None
         for req in requests:
             attrs = req.span.attributes if req.span is not None else {}
             reasons = finish_reasons(attrs)
             if reasons is not None and TOOL_FINISH_REASONS.intersection(reasons):
+                ref = output_ref(attrs)
+                detail = (
+                    f"({_stored_elsewhere(ref)})" if ref
+                    else f"(no tool spans, no message content on the spans): {_unattributed(unattached_logs, req.span)}"
+                    if unattached_logs
+                    else f"(no tool spans, no message content); to record them: {content_setting(req.span)}"
+                )  # fmt: skip
                 missing["tool_calls"] = (
                     f"{_describe(req.span)} ended for tool calls ({', '.join(reasons)}) but the calls were not "
-                    f"recorded (no tool spans, no message content); to record them: {content_setting(req.span)}"
+                    f"recorded {detail}"
                 )
                 break
             logged = req.span is not None and logs_output_recorded(req.span.logs)
@@ -115,9 +156,15 @@ def missing_evidence(
                 unknown = req
         else:
             if unknown is not None:
+                ref = output_ref(unknown.span.attributes) if unknown.span is not None else None
+                how = (
+                    _stored_elsewhere(ref) if ref
+                    else _unattributed(unattached_logs, unknown.span) if unattached_logs
+                    else f"to record it: {content_setting(unknown.span)}"
+                )  # fmt: skip
                 missing["tool_calls"] = (
                     f"no tool spans, and {_describe(unknown.span)} recorded neither its output nor why it ended: "
-                    f"whether tools were called is unknown; to record it: {content_setting(unknown.span)}"
+                    f"whether tools were called is unknown; {how}"
                 )
     if not requests and (calls or runs):
         node = runs[0].span if runs else calls[0].span
@@ -127,7 +174,7 @@ def missing_evidence(
             "unknown; instrument the model client too (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry "
             "instrumentor for its SDK)"
         )
-        if not calls:
+        if not calls and not handoffs:  # a transfer span shows tool spans are recorded
             missing["tool_calls"] = (
                 f"only agent spans were recorded{scope}: no tool or model-request spans tell which tools were called"
             )

@@ -8,24 +8,25 @@ the model's when the span recorded none or something else (a framework's wrapper
 with `args_source="messages"`. A requested call that matches nothing becomes a call of its own on the
 request's span: `executed=None` when the trace has no tool spans at all (the calls then form the
 trajectory), `executed=False` otherwise (requested, never executed). Results for such calls come
-from the tool messages of later requests, by call id.
+from the tool messages of later requests, by call id. A requested call that a handoff span carried out
+(same call id, or same tool name when the handoff span has no id; with neither, the OpenAI Agents SDK's
+default name for a handoff to its target) is that handoff, not a tool call.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..trajectory import NOT_RECORDED, ModelRequest, ToolCall, parse_args
+from ..trajectory import NOT_RECORDED, Handoff, ModelRequest, ToolCall, parse_args
 from . import _messages
 
-__all__ = ["Readers", "merge_requested"]
+__all__ = ["Readers", "default_transfer_tool", "merge_requested"]
 
 
-Readers = tuple[
-    Callable[[Mapping[str, Any]], list[_messages.Requested]], Callable[[Mapping[str, Any]], dict[str, Any]]
-]
+Readers = tuple[Callable[[Mapping[str, Any]], list[_messages.Requested]], Callable[[Mapping[str, Any]], dict[str, Any]]]
 """(requested calls of a model-request span's attributes, `{call_id: result}` of its input messages)."""
 
 
@@ -34,10 +35,17 @@ def merge_requested(
     requests: list[ModelRequest],
     readers_of: Callable[[str | None], Readers],
     twins: Mapping[int, list[ModelRequest]] | None = None,
+    handoffs: Sequence[Handoff] = (),
+    wrapping: frozenset[str] = frozenset(),
 ) -> tuple[list[ToolCall], list[str]]:
     """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
     telemetry left out (requested calls without a tool name). `twins` are other records of the same
-    request (by the kept request's identity): read when the request's own span holds no calls."""
+    request (by the kept request's identity): read when the request's own span holds no calls.
+    `wrapping` names the dialects whose tool spans may record a framework's wrapper around the arguments
+    (their recorded arguments are compared with the model's; other dialects record the model's own)."""
+    handed_ids = {h.call_id for h in handoffs if h.call_id}
+    handed_tools = {h.tool for h in handoffs if h.tool and not h.call_id}
+    handed_tools.update(default_transfer_tool(h.target) for h in handoffs if h.target and not h.tool and not h.call_id)
     by_key: dict[tuple[int, str], list[ToolCall]] = {}
     by_id: dict[str, list[ToolCall]] = {}
     no_id: dict[tuple[int, str], list[ToolCall]] = {}
@@ -55,15 +63,23 @@ def merge_requested(
         span = req.span
         if span is None:
             continue
-        found = readers_of(req.dialect)[0](span.attributes) or _messages.logs_requested(span.logs)
-        for twin in (twins or {}).get(id(req), ()) if not found else ():
-            if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span.attributes)):
-                break
+        found = readers_of(req.dialect)[0](span.attributes)
+        if not found:
+            if span.logs:
+                found = _messages.logs_requested(span.logs)
+            if not found and twins and (others := twins.get(id(req))):
+                for twin in others:
+                    if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span.attributes)):
+                        break
+            if not found:
+                continue
         for r in _deduplicated(found):
+            if (r.call_id is not None and r.call_id in handed_ids) or (r.name is not None and r.name in handed_tools):
+                continue  # carried out as a handoff
             hit = _match(r, req, by_key, by_id, no_id, matched)
             if hit is not None:
                 matched.add(id(hit))
-                _adopt_arguments(hit, r.arguments)
+                _adopt_arguments(hit, r.arguments, wrapping)
                 continue
             if r.name is None:
                 notes.append(f"model request {span.name!r} requested a tool call whose name was not recorded")
@@ -87,6 +103,16 @@ def merge_requested(
             if call.call_id is not None and call.call_id in results:
                 call.result = results[call.call_id]
     return added, notes
+
+
+def default_transfer_tool(target: str) -> str:
+    """The tool name the OpenAI Agents SDK gives a handoff to `target` unless told otherwise
+    (`transfer_to_{agent}`, lowercased, every character but letters, digits and `_` made `_`): how a
+    handoff span that records neither its tool nor a call id is matched to the model's request."""
+    return _NOT_IN_NAMES.sub("_", f"transfer_to_{target}").lower()
+
+
+_NOT_IN_NAMES = re.compile(r"[^a-zA-Z0-9_]")
 
 
 def _deduplicated(found: list[_messages.Requested]) -> list[_messages.Requested]:
@@ -114,6 +140,7 @@ def _match(
     matched: set[int],
 ) -> ToolCall | None:
     if r.call_id:
+
         def free(candidates: list[ToolCall] | None) -> list[ToolCall]:
             return [c for c in candidates or () if id(c) not in matched and (r.name is None or c.name == r.name)]
 
@@ -135,18 +162,12 @@ def _match(
     return None
 
 
-_WRAPPING = frozenset({"openinference"})
-"""Dialects whose tool spans may record the framework's wrapper around the arguments (smolagents'
-`{"args", "kwargs", ...}`, LlamaIndex's `{"kwargs"}`, LangGraph's bare string): their recorded
-arguments are compared with the model's. Other dialects record the model's own arguments."""
-
-
-def _adopt_arguments(call: ToolCall, raw: Any) -> None:
+def _adopt_arguments(call: ToolCall, raw: Any, wrapping: frozenset[str]) -> None:
     """The model's arguments for an executed call whose span recorded none, or recorded a wrapper."""
     if raw is None:
         return
     if (call.args_text is None and call.args is NOT_RECORDED) or (
-        call.dialect in _WRAPPING and call.args_text != raw and call.args != parse_args(raw)
+        call.dialect in wrapping and call.args_text != raw and call.args != parse_args(raw)
     ):
         _set_arguments(call, raw)
 

@@ -1,12 +1,21 @@
 """OpenTelemetry GenAI semantic conventions, latest and <= 1.36 (shared/reference/conventions.md §1, §5.4-5).
 
 The role comes from `gen_ai.operation.name`: `execute_tool` (tool call), `chat` / `generate_content` /
-`text_completion` (model request), `invoke_agent` (agent run); without it, from the span-name formats
-`execute_tool {tool}` (with `gen_ai.tool.name`), `invoke_agent {agent}`, `{op} {model}`. `gen_ai.agent.name`
-alone never makes an agent span (it is propagated to children), and an agent span's `gen_ai.usage.*` is
-the run's total, never a model request. (A span under a span of the same role — an MCP client span inside
-the framework's tool span, a provider instrumentation's chat span inside a framework's — is the same step
-recorded twice: `dialects.extract` merges it into the outer one.)
+`text_completion` (model request), `invoke_agent`, `invoke_workflow` and `handle_conversation_turn` (agent
+runs: the `gen_ai.invocation.internal` span and the runners' turn span, 2026); without it, from the span-name
+formats `execute_tool {tool}` (with `gen_ai.tool.name`), `invoke_agent {agent}`, `{op} {model}`.
+`gen_ai.agent.name` alone never makes an agent span (it is propagated to children; on a tool span it names
+the agent that ran the call), and an agent span's `gen_ai.usage.*` is the run's total, never a model request.
+
+(A span under a span of the same role — an MCP client span inside the framework's tool span, a provider
+instrumentation's chat span inside a framework's — is the same step recorded twice: `dialects.extract`
+merges it into the outer one.)
+
+2026 additions: an `execute_tool` span with `gen_ai.transfer.*` (the `gen_ai.execute_tool.transfer.internal`
+refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `Handoff`, not a tool call;
+`gen_ai.usage.cost.{amount,currency,source}` is a model request's `Cost`; `gen_ai.tool.call.decision` events
+(`DECISION_EVENT`) and the `gen_ai.output.messages_ref` content reference (`OUTPUT_REF`) are read by
+`dialects.extract`.
 
 Vendor shapes: Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result.
@@ -17,13 +26,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import AgentRun, ModelRequest, ToolCall
-from ._common import first_int, first_str
+from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall
+from ._common import cost_of, first_int, first_str
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
+__all__ = ["agent_run", "classify", "handoff", "model_request", "name", "recognizes", "tool_call"]
 
 name = "genai"
 MESSAGE_SHAPES = ("otel",)
@@ -32,17 +41,52 @@ MESSAGE_SHAPES = ("otel",)
 
 OPERATION = "gen_ai.operation.name"
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "handle_conversation_turn"})
+"""Operations that anchor an agent run: an agent, a workflow, or a runner's conversation turn."""
+TRANSFER_KEYS = ("gen_ai.transfer.target.name", "gen_ai.transfer.mode")
+HANDOFF_SOURCE, HANDOFF_TARGET = "gen_ai.agent.handoff.source.name", "gen_ai.agent.handoff.target.name"
+DECISION_EVENT = "gen_ai.tool.call.decision"
+"""Event (span event or log record) for a pre-execution decision about a tool call."""
+DECISION_OUTCOME = "gen_ai.tool.call.decision.outcome"
+DECISIONS = frozenset({"allow", "deny", "require_approval"})
+OUTPUT_REF = "gen_ai.output.messages_ref"
+"""Where a model's output messages were stored instead of on the span (the external content reference)."""
+OUTPUT_MESSAGES = "gen_ai.output.messages"
 NO_CALL_ID = "<not specified>"  # Google ADK, when the function call had no id
 _ADK_MERGED = "(merged tools)"  # Google ADK's summary span after parallel calls (each has its own span)
 REDACTED = frozenset({"[REDACTED]", "__REDACTED__", "<redacted>"})
 """Values instrumentations write in place of content they were told not to record."""
 ADK_SCOPE = "gcp.vertex.agent"
 _ADK_ARGS, _ADK_RESULT = "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"
-_NAME_PREFIXES = ("execute_tool", "invoke_agent", "chat", "generate_content", "text_completion", "call_llm")
+_NAME_PREFIXES = (
+    "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn", "chat", "generate_content",
+    "text_completion", "call_llm",
+)  # fmt: skip
 
 
 def recognizes(node: SpanNode) -> bool:
-    return OPERATION in node.attributes or node.name.startswith(_NAME_PREFIXES)
+    attrs = node.attributes
+    return OPERATION in attrs or node.name.startswith(_NAME_PREFIXES) or HANDOFF_TARGET in attrs
+
+
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | bool:
+    """`recognizes` then the one reader the span's operation selects (same answers as the four readers)."""
+    attrs = node.attributes
+    if OPERATION in attrs:
+        op = attrs[OPERATION]
+        if type(op) is not str:
+            op = None
+    elif node.name.startswith(_NAME_PREFIXES) or HANDOFF_TARGET in attrs:
+        op = operation(node)
+    else:
+        return False
+    if op == "execute_tool":
+        return tool_call(node) or handoff(node) or True
+    if op in MODEL_OPERATIONS:
+        return model_request(node) or True
+    if op in RUN_OPERATIONS:
+        return agent_run(node) or True
+    return handoff(node) or True
 
 
 def operation(node: SpanNode) -> str | None:
@@ -54,7 +98,7 @@ def operation(node: SpanNode) -> str | None:
     head = node.name.partition(" ")[0]
     if head == "execute_tool":
         return head if "gen_ai.tool.name" in attrs else None
-    if head == "invoke_agent":
+    if head in RUN_OPERATIONS:
         return head
     if (head in MODEL_OPERATIONS or head == "call_llm") and (
         "gen_ai.request.model" in attrs or "gen_ai.system" in attrs or "gen_ai.provider.name" in attrs
@@ -64,14 +108,43 @@ def operation(node: SpanNode) -> str | None:
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:
-    if operation(node) != "invoke_agent":
+    op = operation(node)
+    if op not in RUN_OPERATIONS:
         return None
     attrs = node.attributes
     return AgentRun(
-        name=first_str(attrs, "gen_ai.agent.name") or _name_suffix(node),
+        name=first_str(attrs, "gen_ai.agent.name", "gen_ai.workflow.name") or _name_suffix(node),
         run_id=first_str(attrs, "gen_ai.agent.id"),
         input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
         output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+        span=node,
+        dialect=name,
+        operation=op,
+    )
+
+
+def is_transfer(attrs: Any) -> bool:
+    """A span recording a transfer of control to another agent (not an ordinary tool)."""
+    return any(key in attrs for key in TRANSFER_KEYS) or HANDOFF_TARGET in attrs
+
+
+def handoff(node: SpanNode) -> Handoff | None:
+    """A transfer span (`gen_ai.transfer.target.name` / `.mode` on `execute_tool`) or a span naming a
+    handoff's target (`gen_ai.agent.handoff.target.name`): the source is the handoff's source agent, else
+    the agent running the span (`gen_ai.agent.name`)."""
+    attrs = node.attributes
+    if not is_transfer(attrs):
+        return None
+    tool = first_str(attrs, "gen_ai.tool.name") if operation(node) == "execute_tool" else None
+    call_id = first_str(attrs, "gen_ai.tool.call.id")
+    error = node.status == "error" or "error.type" in attrs
+    return Handoff(
+        source=first_str(attrs, HANDOFF_SOURCE, "gen_ai.agent.name"),
+        target=first_str(attrs, "gen_ai.transfer.target.name", HANDOFF_TARGET),
+        tool=tool,
+        call_id=call_id if call_id != NO_CALL_ID else None,
+        mode=first_str(attrs, "gen_ai.transfer.mode"),
+        status="error" if error else "ok",
         span=node,
         dialect=name,
     )
@@ -82,7 +155,7 @@ def tool_call(node: SpanNode) -> ToolCall | None:
         return None
     attrs = node.attributes
     tool = first_str(attrs, "gen_ai.tool.name") or _name_suffix(node)
-    if tool is None or tool == _ADK_MERGED:
+    if tool is None or tool == _ADK_MERGED or is_transfer(attrs):
         return None
     raw = attrs.get("gen_ai.tool.call.arguments")
     result = attrs.get("gen_ai.tool.call.result")
@@ -123,7 +196,35 @@ def model_request(node: SpanNode) -> ModelRequest | None:
         ),
         span=node,
         dialect=name,
+        cost=cost_of(attrs),
     )
+
+
+def decisions(node: SpanNode) -> list[tuple[int, str, str | None, str | None]]:
+    """`(time_ns, outcome, call_id, tool_name)` of the `gen_ai.tool.call.decision` events on the span and in
+    the log records attached to it (outcomes other than allow / deny / require_approval are skipped)."""
+    found = []
+    if node.source.events:
+        for event in node.events:
+            if event.name == DECISION_EVENT:
+                found.append((event.time_ns, event.attributes))
+    for record in node.logs:
+        if record.event_name == DECISION_EVENT:
+            found.append((record.time_ns, record.attributes))
+    out = []
+    for time_ns, attrs in found:
+        outcome = attrs.get(DECISION_OUTCOME)
+        if isinstance(outcome, str) and outcome in DECISIONS:
+            out.append(
+                (time_ns, outcome, first_str(attrs, "gen_ai.tool.call.id"), first_str(attrs, "gen_ai.tool.name"))
+            )
+    return out
+
+
+def output_ref(attrs: Any) -> str | None:
+    """The external reference to a model's output messages, when they were stored outside the span."""
+    ref = attrs.get(OUTPUT_REF)
+    return ref if isinstance(ref, str) and ref and OUTPUT_MESSAGES not in attrs else None
 
 
 # --- helpers shared with the other dialect modules ---------------------------------------------------

@@ -22,7 +22,9 @@ from .genai import new_tool_call, set_failure
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "model_request", "name", "recognizes", "requested_calls", "tool_call", "tool_results"]
+__all__ = [
+    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "tool_call", "tool_results",
+]  # fmt: skip
 
 name = "openai_agents"
 SCOPE = "logfire.openai_agents"
@@ -33,6 +35,20 @@ _REQUESTS = ("Chat completion with", "Responses API with")
 
 def recognizes(node: SpanNode) -> bool:
     return node.scope_name == SCOPE
+
+
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
+    """The Logfire message template selects the one reader to ask (same answers as the readable spec)."""
+    if node.scope_name != SCOPE:
+        return False
+    template = node.attributes.get(_TEMPLATE)
+    if template == _AGENT:
+        return agent_run(node) or True
+    if template == _TOOL:
+        return tool_call(node) or True
+    if isinstance(template, str) and template.startswith(_REQUESTS):
+        return model_request(node) or True
+    return True
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:

@@ -1,7 +1,9 @@
 """OpenInference (Arize / Phoenix) spans (shared/reference/conventions.md §3).
 
 Recognized by `openinference.span.kind` (UPPERCASE): `TOOL` is a tool call, `LLM` a model request, `AGENT`
-an agent run; `CHAIN`, `RETRIEVER` and the other kinds are not steps. Tool arguments come from
+an agent run; `CHAIN`, `RETRIEVER` and the other kinds are not steps. A `TOOL` span that transfers control
+(the OpenAI Agents SDK's `handoff to {agent}` span, or GenAI transfer / handoff attributes) is a `Handoff`,
+not a tool call. `llm.cost.*` is the request's `Cost`, in USD. Tool arguments come from
 `input.value`, else from `tool.parameters` unless that holds the tool's JSON schema (OpenAI Agents,
 smolagents and CrewAI put the schema there; the Pydantic AI and Google ADK instrumentations the arguments).
 `"__REDACTED__"` (the `OPENINFERENCE_HIDE_*` settings) means not recorded. Status OK is a normal success.
@@ -13,30 +15,56 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import AgentRun, ModelRequest, ToolCall
-from ._common import first_int, first_str
-from .genai import adk_error, new_tool_call, set_failure
+from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
+from ._common import COST_AMOUNT, cost_of, first_int, first_str
+from .genai import HANDOFF_SOURCE, HANDOFF_TARGET, NO_CALL_ID, adk_error, is_transfer, new_tool_call, set_failure
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
+__all__ = ["agent_run", "classify", "cost", "handoff", "model_request", "name", "recognizes", "tool_call"]
 
 name = "openinference"
 MESSAGE_SHAPES = ("openinference", "otel")
 """Where this convention records a model's requested tool calls and the results it was given
 (`_messages.requested` / `_messages.results`)."""
 
+ARGS_MAY_BE_WRAPPED = True
+"""Tool spans may record the framework's wrapper around the arguments (smolagents' `{"args", "kwargs", ...}`,
+LlamaIndex's `{"kwargs"}`, LangGraph's bare string): `dialects.extract` prefers the model's requested ones."""
+
 KIND = "openinference.span.kind"
 REDACTED = "__REDACTED__"
 _ADK_SCOPE = "openinference.instrumentation.google_adk"
 _NOT_A_REQUEST = "._prepare_chat_with_tools"  # LlamaIndex: LLM-kind span that only builds the request
+COST_TOTAL, COST_PROMPT, COST_COMPLETION = "llm.cost.total", "llm.cost.prompt", "llm.cost.completion"
+HANDOFF_NAME = "handoff"
+"""The OpenAI Agents SDK's handoff span, as OpenInference records it: kind TOOL, named `handoff to {agent}`
+(or `handoff` without a target), no `tool.name`."""
+_HANDOFF_TO = HANDOFF_NAME + " to "
 
 
 def recognizes(node: SpanNode) -> bool:
     return KIND in node.attributes
+
+
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | bool:
+    """The span kind selects the one reader to ask (same answers as `recognizes` and the three readers)."""
+    attrs = node.attributes
+    if KIND not in attrs:
+        return False
+    kind = attrs[KIND]
+    if kind == "TOOL":
+        if _is_handoff(node, attrs):
+            return handoff(node) or True
+        return tool_call(node) or True
+    if kind == "LLM":
+        return model_request(node) or True
+    if kind == "AGENT":
+        return agent_run(node) or True
+    return True
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:
@@ -54,9 +82,40 @@ def agent_run(node: SpanNode) -> AgentRun | None:
     )
 
 
+def _is_handoff(node: SpanNode, attrs: Mapping[str, Any]) -> bool:
+    """A TOOL span that transfers control: the OpenAI Agents SDK's handoff span, or one carrying the GenAI
+    transfer / handoff attributes."""
+    name_ = node.name
+    if name_.startswith(HANDOFF_NAME) and (name_ == HANDOFF_NAME or name_.startswith(_HANDOFF_TO)):
+        return "tool.name" not in attrs or is_transfer(attrs)
+    return is_transfer(attrs)
+
+
+def handoff(node: SpanNode) -> Handoff | None:
+    """A TOOL span that transfers control to another agent (`_is_handoff`): the target from the GenAI
+    transfer / handoff attributes, else from the span name (`handoff to {agent}`); the source from
+    `gen_ai.agent.handoff.source.name` / `gen_ai.agent.name` when recorded (else `dialects.extract` takes
+    the agent run the span sits in)."""
+    attrs = node.attributes
+    if attrs.get(KIND) != "TOOL" or not _is_handoff(node, attrs):
+        return None
+    call_id = first_str(attrs, "tool_call.id", "tool.id", "gen_ai.tool.call.id")
+    return Handoff(
+        source=first_str(attrs, HANDOFF_SOURCE, "gen_ai.agent.name"),
+        target=first_str(attrs, "gen_ai.transfer.target.name", HANDOFF_TARGET)
+        or (node.name[len(_HANDOFF_TO) :] or None if node.name.startswith(_HANDOFF_TO) else None),
+        tool=first_str(attrs, "tool.name", "gen_ai.tool.name"),
+        call_id=call_id if call_id != NO_CALL_ID else None,
+        mode=first_str(attrs, "gen_ai.transfer.mode"),
+        status="error" if node.status == "error" or "error.type" in attrs else "ok",
+        span=node,
+        dialect=name,
+    )
+
+
 def tool_call(node: SpanNode) -> ToolCall | None:
     attrs = node.attributes
-    if attrs.get(KIND) != "TOOL":
+    if attrs.get(KIND) != "TOOL" or _is_handoff(node, attrs):
         return None
     tool = first_str(attrs, "tool.name", "gen_ai.tool.name") or node.name
     raw = _content(attrs, "input.value")
@@ -104,7 +163,36 @@ def model_request(node: SpanNode) -> ModelRequest | None:
         ),
         span=node,
         dialect=name,
+        cost=cost(attrs)
+        if COST_TOTAL in attrs or COST_PROMPT in attrs or COST_COMPLETION in attrs or COST_AMOUNT in attrs
+        else None,
     )
+
+
+def cost(attrs: Mapping[str, Any]) -> Cost | None:
+    """`llm.cost.total`, else `llm.cost.prompt` + `llm.cost.completion` (the spec's total), in USD: the
+    OpenInference semantic conventions (spec/semantic_conventions.md) define every `llm.cost.*` value as
+    an amount in USD. Falls back to `gen_ai.usage.cost.*` (a span carrying both conventions)."""
+    total = _amount(attrs.get(COST_TOTAL))
+    if total is None:
+        parts = [_amount(attrs.get(key)) for key in (COST_PROMPT, COST_COMPLETION)]
+        total = sum(p for p in parts if p is not None) if any(p is not None for p in parts) else None
+    if total is None:
+        return cost_of(attrs)
+    return Cost(total, "USD")
+
+
+def _amount(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
 
 
 def _content(attrs: Mapping[str, Any], key: str) -> Any:

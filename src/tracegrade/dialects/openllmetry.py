@@ -28,7 +28,7 @@ from .genai import (
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "model_request", "name", "recognizes", "tool_call"]
+__all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "tool_call"]
 
 name = "openllmetry"
 MESSAGE_SHAPES = ("openllmetry", "otel")
@@ -50,6 +50,20 @@ def recognizes(node: SpanNode) -> bool:
         or "traceloop.workflow.name" in attrs
         or (node.name.endswith(_LLM_NAME_SUFFIXES) and "gen_ai.request.model" in attrs)
     )
+
+
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
+    """`traceloop.span.kind` selects the readers to ask (same answers as `recognizes` and the three readers)."""
+    if not recognizes(node):
+        return False
+    kind = node.attributes.get(KIND)
+    if kind is None:  # another instrumentation's span inside a Traceloop workflow: the GenAI readers
+        return genai.agent_run(node) or genai.tool_call(node) or model_request(node) or True
+    if kind == "agent":
+        return agent_run(node) or model_request(node) or True
+    if kind == "tool":
+        return tool_call(node) or model_request(node) or True
+    return model_request(node) or True
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
-from ._common import first_int, first_str
+from ._common import COST_AMOUNT, cost_of, first_int, first_str
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -27,6 +27,8 @@ MESSAGE_SHAPES = ("otel",)
 (`_messages.requested` / `_messages.results`)."""
 
 SCOPE = "pydantic-ai"
+RUN_MESSAGES = ("pydantic_ai.all_messages",)
+"""Agent-span attributes holding the run's messages (OTel JSON form), read to recover tool arguments."""
 _V2_NAMES = frozenset({"running tool", "running output function", "agent run", "running tools"})
 _MSG_PREFIXES = ("running tool:", "running output function:", "invalid tool call:")
 _DEFERRAL_EXCEPTIONS = ("CallDeferred", "ApprovalRequired")
@@ -151,6 +153,7 @@ def model_request(node: SpanNode) -> ModelRequest | None:
         None,
         node,
         name,
+        cost=cost_of(attrs) if COST_AMOUNT in attrs else None,
     )
 
 

@@ -22,7 +22,7 @@ from .genai import new_tool_call, set_failure
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "model_request", "name", "recognizes", "requested_calls", "tool_call"]
+__all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "tool_call"]
 
 name = "vercel_ai"
 
@@ -33,6 +33,23 @@ _REQUESTS = frozenset(f"{run}.do{'Stream' if 'stream' in run else 'Generate'}" f
 
 def recognizes(node: SpanNode) -> bool:
     return OPERATION in node.attributes
+
+
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
+    """`ai.operationId` selects the one reader to ask (same answers as `recognizes` and the three readers)."""
+    attrs = node.attributes
+    if OPERATION not in attrs:
+        return False
+    op = attrs[OPERATION]
+    if type(op) is not str:
+        return True
+    if op in _RUNS:
+        return agent_run(node) or True
+    if op == "ai.toolCall":
+        return tool_call(node) or True
+    if op in _REQUESTS:
+        return model_request(node) or True
+    return True
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from .agentic import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness, TrajectoryMatch
-from .base import BaseEvaluator, Evaluator
+from .base import BaseEvaluator, Evaluator, ScopedEvaluator
+from .cost import MaxCost
 from .health import MaxDuration, MaxTokens, NoErrorSpans, NoToolLoops
 from .judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge
 from .reply import ContainsEvaluator
@@ -18,12 +19,14 @@ __all__ = [
     "Evaluator",
     "HasMatchingSpan",
     "JudgeEvaluator",
+    "MaxCost",
     "MaxDuration",
     "MaxModelRequests",
     "MaxTokens",
     "MaxToolCalls",
     "NoErrorSpans",
     "NoToolLoops",
+    "ScopedEvaluator",
     "ToolCallArgsEvaluator",
     "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",

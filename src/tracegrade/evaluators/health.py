@@ -10,10 +10,9 @@ from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from ..results import EvalResult, TurnContext
-from ..trajectory import NOT_RECORDED, ToolCall
-from ..tree import SpanNode, SpanQuery
-from .agentic import _Scoped
-from .base import NO_SPANS_REASON
+from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
+from ..tree import SpanNode
+from .base import NO_SPANS_REASON, ScopedEvaluator
 
 __all__ = ["MaxDuration", "MaxTokens", "NoErrorSpans", "NoToolLoops"]
 
@@ -29,7 +28,7 @@ def _percentile(values: list[float], p: float) -> float:
 
 
 @dataclass(repr=False)
-class MaxDuration(_Scoped):
+class MaxDuration(ScopedEvaluator):
     """The run (or each call of `tool`, or their `percentile`) took at most `max_duration` seconds.
 
     Whole run: the top-level agent runs' spans (the whole tree's extent when there is none).
@@ -41,20 +40,15 @@ class MaxDuration(_Scoped):
     percentile: float | None = None
     include_failed: bool = True
     evaluation_name: str | None = field(default=None)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
 
     def __post_init__(self) -> None:
-        if self.percentile is not None and not 0 < self.percentile <= 100:
-            raise ValueError(f"percentile must be in (0, 100], got {self.percentile!r}")
-        if self.percentile is not None and self.tool is None:
-            raise ValueError("percentile applies to tool calls: set tool= (a name, or '*' for every tool)")
         super().__post_init__()
+        if self.percentile is not None and not 0 < self.percentile <= 100:
+            raise self._invalid("percentile", f"must be in (0, 100], got {self.percentile!r}")
+        if self.percentile is not None and self.tool is None:
+            raise self._invalid("percentile", "applies to tool calls: set tool= (a name, or '*' for every tool)")
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
-        traj = self._trajectory(ctx)
-        if isinstance(traj, EvalResult):
-            return traj
+    def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         limit = _seconds(self.max_duration)
         if self.tool is None:
             spans = [r.span for r in traj.agent_runs if r.span is not None and (r.parent is None or self.agent)]
@@ -80,7 +74,7 @@ class MaxDuration(_Scoped):
 
 
 @dataclass(repr=False)
-class NoErrorSpans(_Scoped):
+class NoErrorSpans(ScopedEvaluator):
     """No span ended with status ERROR, except those whose name matches `allowed_names` (globs).
 
     Deferred calls (ERROR spans before Pydantic AI instrumentation v5) are never errors;
@@ -90,16 +84,15 @@ class NoErrorSpans(_Scoped):
     allowed_names: list[str] = field(default_factory=list)
     allow_retries: bool = False
     evaluation_name: str | None = field(default=None)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
-        tree = ctx.span_tree
-        if tree is None or len(tree) == 0:
+        if ctx.span_tree is None or len(ctx.span_tree) == 0:
             return EvalResult.not_evaluated(NO_SPANS_REASON)
-        traj = self._trajectory(ctx)
-        if isinstance(traj, EvalResult):
-            return traj
+        return super().evaluate(ctx)
+
+    def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
+        tree = ctx.span_tree
+        assert tree is not None  # evaluate() checked
         excused = {id(c.span) for c in traj.all_calls if c.deferred or (self.allow_retries and c.retry_cause)}
         nodes: list[SpanNode] = list(tree)
         if self.subtree is not None or self.agent is not None:
@@ -119,7 +112,7 @@ class NoErrorSpans(_Scoped):
 
 
 @dataclass(repr=False)
-class MaxTokens(_Scoped):
+class MaxTokens(ScopedEvaluator):
     """Token budgets summed over model requests (not agent-level aggregates, which would count twice)."""
 
     needs: ClassVar[tuple[str, ...]] = ("model_requests",)
@@ -128,18 +121,13 @@ class MaxTokens(_Scoped):
     max_output: int | None = None
     max_total: int | None = None
     evaluation_name: str | None = field(default=None)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
 
     def __post_init__(self) -> None:
-        if self.max_input is None and self.max_output is None and self.max_total is None:
-            raise ValueError("MaxTokens needs at least one of max_input, max_output, max_total")
         super().__post_init__()
+        if self.max_input is None and self.max_output is None and self.max_total is None:
+            raise self._invalid("", "needs at least one of max_input, max_output, max_total")
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
-        traj = self._trajectory(ctx)
-        if isinstance(traj, EvalResult):
-            return traj
+    def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         reqs = traj.model_requests
         if not reqs or all(r.input_tokens is None and r.output_tokens is None for r in reqs):
             return EvalResult.not_evaluated(f"no token usage recorded on {len(reqs)} model request(s)")
@@ -155,7 +143,7 @@ class MaxTokens(_Scoped):
 
 
 @dataclass(repr=False)
-class NoToolLoops(_Scoped):
+class NoToolLoops(ScopedEvaluator):
     """No tool is called with the same arguments more than `max_repeats` times in a row
     (or, with `window=N`, within any N consecutive calls)."""
 
@@ -165,20 +153,15 @@ class NoToolLoops(_Scoped):
     window: int | None = None
     include_failed: bool = True
     evaluation_name: str | None = field(default=None)
-    agent: str | None = None
-    subtree: SpanQuery | None = None
 
     def __post_init__(self) -> None:
-        if self.max_repeats < 1:
-            raise ValueError(f"max_repeats must be >= 1, got {self.max_repeats}")
-        if self.window is not None and self.window <= self.max_repeats:
-            raise ValueError(f"window must be larger than max_repeats ({self.max_repeats}), got {self.window}")
         super().__post_init__()
+        if self.max_repeats < 1:
+            raise self._invalid("max_repeats", f"must be an integer >= 1, got {self.max_repeats!r}")
+        if self.window is not None and self.window <= self.max_repeats:
+            raise self._invalid("window", f"must be larger than max_repeats ({self.max_repeats}), got {self.window!r}")
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
-        traj = self._trajectory(ctx)
-        if isinstance(traj, EvalResult):
-            return traj
+    def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         calls = traj.calls(include_failed=self.include_failed)
         keys = [_key(c) for c in calls]
         loops = self._window_loops(keys) if self.window else self._consecutive_loops(keys)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from ..errors import ParameterError
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
 from .base import BaseEvaluator, require_trajectory
@@ -165,11 +166,13 @@ class _JudgeMachinery:
 
     def _validate(self) -> None:
         if not isinstance(self.rubric, str) or not self.rubric.strip():
-            raise ValueError(f"{type(self).__name__}.rubric must be a non-empty string, got {self.rubric!r}")
+            raise ParameterError(type(self).__name__, "rubric", f"must be a non-empty string, got {self.rubric!r}")
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
-            raise ValueError(f"{type(self).__name__}.retries must be an integer >= 0, got {self.retries!r}")
+            raise ParameterError(type(self).__name__, "retries", f"must be an integer >= 0, got {self.retries!r}")
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float) or self.timeout <= 0:
-            raise ValueError(f"{type(self).__name__}.timeout must be a number of seconds > 0, got {self.timeout!r}")
+            raise ParameterError(
+                type(self).__name__, "timeout", f"must be a number of seconds > 0, got {self.timeout!r}"
+            )
 
     def _resolve_model(self, ctx: TurnContext) -> str | Model | None:
         if self.model is not None:
@@ -233,6 +236,7 @@ class JudgeEvaluator(_JudgeMachinery, BaseEvaluator):
     )
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self._validate()
 
     def prompt(self, ctx: TurnContext) -> str:
@@ -265,8 +269,9 @@ class ToolCallArgsJudgeEvaluator(_JudgeMachinery, BaseEvaluator):
     )
 
     def __post_init__(self) -> None:
-        if not isinstance(self.tool, str) or not self.tool:
-            raise ValueError(f"ToolCallArgsJudgeEvaluator.tool must be a tool name, got {self.tool!r}")
+        super().__post_init__()
+        if not self.tool:
+            raise ParameterError("ToolCallArgsJudgeEvaluator", "tool", f"must be a tool name, got {self.tool!r}")
         self._validate()
 
     def prompt(self, ctx: TurnContext, calls: Sequence[ToolCall]) -> str:
@@ -311,9 +316,10 @@ class TrajectoryJudge(_JudgeMachinery, BaseEvaluator):
     )
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self._validate()
         if isinstance(self.max_chars, bool) or not isinstance(self.max_chars, int) or self.max_chars < 200:
-            raise ValueError(f"TrajectoryJudge.max_chars must be an integer >= 200, got {self.max_chars!r}")
+            raise ParameterError("TrajectoryJudge", "max_chars", f"must be an integer >= 200, got {self.max_chars!r}")
 
     def _clip(self, value: Any) -> Any:
         """`value` as is when its JSON is short, else its JSON (or text) cut to a tenth of `max_chars`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..errors import ParameterError
 from ..results import EvalResult, TurnContext
 from .base import BaseEvaluator
 
@@ -27,20 +28,17 @@ class ContainsEvaluator(BaseEvaluator):
     evaluation_name: str | None = field(default=None)
 
     def __post_init__(self) -> None:
-        for where in ("any_of", "all_of", "matches_any", "matches_all"):
-            value = getattr(self, where)
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                raise ValueError(f"ContainsEvaluator({where}=...) must be a list of strings, got {value!r}")
+        super().__post_init__()
         flags = 0 if self.case_sensitive else re.IGNORECASE
-        self._any = [self._compile(p, flags, "matches_any") for p in self.matches_any]
-        self._all = [self._compile(p, flags, "matches_all") for p in self.matches_all]
+        self._any = [self._compile(p, flags, "matches_any", i) for i, p in enumerate(self.matches_any)]
+        self._all = [self._compile(p, flags, "matches_all", i) for i, p in enumerate(self.matches_all)]
 
     @staticmethod
-    def _compile(pattern: str, flags: int, where: str) -> re.Pattern[str]:
+    def _compile(pattern: str, flags: int, where: str, index: int) -> re.Pattern[str]:
         try:
             return re.compile(pattern, flags)
         except (re.error, TypeError) as e:
-            raise ValueError(f"ContainsEvaluator({where}=...): invalid regex {pattern!r}: {e}") from None
+            raise ParameterError("ContainsEvaluator", f"{where}[{index}]", f"invalid regex {pattern!r}: {e}") from None
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
         return self.check(ctx.reply or "")

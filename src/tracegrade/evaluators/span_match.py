@@ -5,20 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..results import EvalResult, TurnContext
-from ..tree import SpanNode, SpanPredicate, SpanQuery, validate_query
-from .base import NO_SPANS_REASON, BaseEvaluator
+from ..tree import SpanPredicate, SpanQuery, validate_query
+from .base import NO_SPANS_REASON, OWN_CHECK, BaseEvaluator
 
-__all__ = ["HasMatchingSpan", "SpanNode"]
+__all__ = [
+    "HasMatchingSpan",
+]
 
 
 @dataclass(repr=False)
 class HasMatchingSpan(BaseEvaluator):
     """Passes when at least one span matches `query`."""
 
-    query: SpanQuery | SpanPredicate
+    query: SpanQuery | SpanPredicate = field(metadata=OWN_CHECK)
     evaluation_name: str | None = field(default=None)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         validate_query(self.query)
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:

@@ -7,16 +7,24 @@ returned). The argument check shares `tracegrade.matching.diff_arguments` with A
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments, occurrence_index
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, args_cut_reason
-from .agentic import not_recorded_reason
-from .base import NO_SPANS_REASON, BaseEvaluator, missing_tool_evidence
+from .base import NO_SPANS_REASON, BaseEvaluator, missing_tool_evidence, not_recorded_reason
 
-__all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "calls_of", "cut_reason", "source_note", "unusable_args"]
+__all__ = [
+    "ToolCallArgsEvaluator",
+    "ToolCallEvaluator",
+    "calls_of",
+    "check_arguments",
+    "cut_reason",
+    "source_note",
+    "unusable_args",
+]
 
 
 def _calls(ctx: TurnContext) -> list[ToolCall]:
@@ -57,15 +65,16 @@ def calls_of(ctx: TurnContext, tool: str) -> list[ToolCall] | EvalResult:
         names = [c.name for c in calls]
         return EvalResult(False, f"tool {tool!r} was never called (called: {names!r}){source_note(ctx)}")
     with_args = [c for c in matching if isinstance(c.args, dict)]
-    return with_args or unusable_args(tool, matching, ctx)
+    return with_args or unusable_args(tool, matching, returned=ctx.tool_calls_source == "returned")
 
 
-def unusable_args(tool: str, matching: list[ToolCall], ctx: TurnContext) -> EvalResult:
-    """Why none of `matching` (calls of `tool`) has dict arguments to check."""
+def unusable_args(tool: str, matching: list[ToolCall], returned: bool = False) -> EvalResult:
+    """Why none of `matching` (calls of `tool`) has dict arguments to check (`returned`: the calls
+    are the ones the agent returned, not spans)."""
     if (cut := cut_reason(matching, tool)) is not None:
         return EvalResult.not_evaluated(cut)
     if any(c.args is NOT_RECORDED for c in matching):
-        if ctx.tool_calls_source == "returned":
+        if returned:
             return EvalResult(
                 False,
                 f"tool {tool!r} was called but no dict arguments were captured: the agent returned it as a "
@@ -79,6 +88,64 @@ def unusable_args(tool: str, matching: list[ToolCall], ctx: TurnContext) -> Eval
     return EvalResult(False, f"tool {tool!r} was called but no dict arguments were captured: {shown!r}")
 
 
+def check_arguments(
+    calls: Sequence[ToolCall],
+    tool: str,
+    expected: Mapping[str, Any],
+    mode: str,
+    diff: Callable[[dict[str, Any]], list[str]],
+    occurrence: Literal["first", "last", "any"] | int = "any",
+    *,
+    returned: bool = False,
+    source: str = "",
+) -> EvalResult:
+    """The argument check of `ToolCallArgsEvaluator` and `ArgumentCorrectness`: the call(s) of `tool`
+    among `calls` that `occurrence` picks (`"any"`: some call) have arguments without `diff`erences
+    from `expected`. Three distinct failures: never called; called but no dict arguments captured
+    (not recorded in the span: not_evaluated); the arguments differ (expected vs observed shown).
+    A name or arguments cut short by a length limit make the verdict not_evaluated where it could
+    hide the call that decides. `source` is appended to "never called" (where the calls came from)."""
+    matching = [c for c in calls if c.name == tool]
+    if occurrence != "any" and (cut := cut_reason(list(calls), tool, args=False)) is not None:
+        return EvalResult.not_evaluated(cut)  # which call is which is unknown
+    if not matching:
+        if (cut := cut_reason(list(calls), tool)) is not None:
+            return EvalResult.not_evaluated(cut)
+        return EvalResult(False, f"tool {tool!r} was never called (called: {[c.name for c in calls]!r}){source}")
+    if occurrence == "any":
+        with_args = [c for c in matching if isinstance(c.args, dict)]
+        if not with_args:
+            return unusable_args(tool, matching, returned)
+        for call in with_args:
+            if not diff(call.args):
+                return EvalResult(True, f"{call.describe()} matches {dict(expected)!r} ({mode}){_recovered(call)}")
+        if (cut := cut_reason(list(calls), tool)) is not None:  # the call that matches may be that one
+            return EvalResult.not_evaluated(cut)
+        observed: Any = with_args[0].args if len(with_args) == 1 else [c.args for c in with_args]
+        diffs = "; ".join(diff(with_args[0].args))
+        many = f" in any of {len(with_args)} calls; first call: {diffs}" if len(with_args) > 1 else f": {diffs}"
+        return EvalResult(
+            False,
+            f"arguments of {tool!r} do not match ({mode}){many}. Expected {dict(expected)!r}, observed {observed!r}",
+        )
+    if (index := occurrence_index(occurrence, len(matching))) is None:
+        return EvalResult(False, f"tool {tool!r} was called {len(matching)} time(s); "
+                                 f"occurrence={occurrence!r} selects none of them")  # fmt: skip
+    call = matching[index]
+    if not isinstance(call.args, dict):
+        return unusable_args(tool, [call], returned)
+    if diffs_ := diff(call.args):
+        return EvalResult(False, f"arguments of {tool!r} (call {occurrence!r}) do not match ({mode}): "
+                                 f"{'; '.join(diffs_)}. Expected {dict(expected)!r}, observed {call.args!r}")  # fmt: skip
+    return EvalResult(
+        True, f"{call.describe()} (call {occurrence!r}) matches {dict(expected)!r} ({mode}){_recovered(call)}"
+    )
+
+
+def _recovered(call: ToolCall) -> str:
+    return f" (arguments recovered from the run's {call.args_source})" if call.args_source == "messages" else ""
+
+
 @dataclass(repr=False)
 class ToolCallEvaluator(BaseEvaluator):
     """Required tools were called (in order, with `ordered=True`) and forbidden ones were not."""
@@ -87,12 +154,6 @@ class ToolCallEvaluator(BaseEvaluator):
     must_exclude: list[str] = field(default_factory=list)
     ordered: bool = False
     evaluation_name: str | None = field(default=None)
-
-    def __post_init__(self) -> None:
-        for where in ("must_include", "must_exclude"):
-            value = getattr(self, where)
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                raise ValueError(f"ToolCallEvaluator({where}=...) must be a list of tool names, got {value!r}")
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
         if (unknown := missing_tool_evidence(ctx)) is not None:
@@ -141,53 +202,16 @@ class ToolCallArgsEvaluator(BaseEvaluator):
     occurrence: Literal["first", "last", "any"] | int = "any"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_args_options(self.mode, self.key_modes, "ToolCallArgsEvaluator.mode")
-        check_occurrence(self.occurrence)
-        if not isinstance(self.args, dict):
-            raise ValueError(f"ToolCallArgsEvaluator.args must be a dict, got {type(self.args).__name__}")
+        check_occurrence(self.occurrence, "ToolCallArgsEvaluator")
 
     def _diff(self, args: dict[str, Any]) -> list[str]:
         return diff_arguments(args, self.args, self.mode, recursive=self.recursive, key_modes=self.key_modes,
                               ignore_keys=self.ignore_keys)  # fmt: skip
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
-        if self.occurrence != "any":
-            return self._one(ctx)
-        calls = calls_of(ctx, self.tool)
-        if isinstance(calls, EvalResult):
-            return calls
-        for call in calls:
-            if not self._diff(call.args):
-                return EvalResult(True, f"{call.describe()} matches {self.args!r} ({self.mode})")
-        if (cut := cut_reason(_calls(ctx), self.tool)) is not None:  # the call that matches may be that one
-            return EvalResult.not_evaluated(cut)
-        observed: Any = calls[0].args if len(calls) == 1 else [c.args for c in calls]
-        diffs = "; ".join(self._diff(calls[0].args))
-        many = f" in any of {len(calls)} calls; first call: {diffs}" if len(calls) > 1 else f": {diffs}"
-        return EvalResult(
-            False,
-            f"arguments of {self.tool!r} do not match ({self.mode}){many}. "
-            f"Expected {self.args!r}, observed {observed!r}",
-        )
-
-    def _one(self, ctx: TurnContext) -> EvalResult:
-        """The call `occurrence` picks, checked alone."""
-        calls = _calls(ctx)
-        matching = [c for c in calls if c.name == self.tool]
-        if (cut := cut_reason(calls, self.tool, args=False)) is not None:  # which call is which is unknown
-            return EvalResult.not_evaluated(cut)
-        if not matching:
-            return EvalResult(False, f"tool {self.tool!r} was never called (called: "
-                                     f"{[c.name for c in _calls(ctx)]!r}){source_note(ctx)}")  # fmt: skip
-        occ = self.occurrence
-        assert occ != "any"  # evaluate() checks every call for "any"
-        if (index := occurrence_index(occ, len(matching))) is None:
-            return EvalResult(False, f"tool {self.tool!r} was called {len(matching)} time(s); "
-                                     f"occurrence={occ!r} selects none of them")  # fmt: skip
-        call = matching[index]
-        if not isinstance(call.args, dict):
-            return unusable_args(self.tool, [call], ctx)
-        if diffs := self._diff(call.args):
-            return EvalResult(False, f"arguments of {self.tool!r} (call {occ!r}) do not match ({self.mode}): "
-                                     f"{'; '.join(diffs)}. Expected {self.args!r}, observed {call.args!r}")  # fmt: skip
-        return EvalResult(True, f"{call.describe()} (call {occ!r}) matches {self.args!r} ({self.mode})")
+        if (unknown := missing_tool_evidence(ctx)) is not None:
+            return EvalResult.not_evaluated(unknown)
+        return check_arguments(_calls(ctx), self.tool, self.args, self.mode, self._diff, self.occurrence,
+                               returned=ctx.tool_calls_source == "returned", source=source_note(ctx))  # fmt: skip

@@ -17,28 +17,25 @@ Lenient where real files differ from the spec: hex, base64 or `0x` ids, camelCas
 keys, `instrumentationLibrarySpans`, enum ints or names, int64 as strings or numbers, bare `NaN` /
 `Infinity`. Strict where a value would be wrong later: times are unsigned 64-bit nanoseconds and a
 span may not end before it starts; integers must fit int64; only regular files are read. Bad input
-raises `TraceFormatError` naming the file, the line or JSON path, and the problem; anything
+raises `tracegrade.errors.TraceFormatError` naming the file, the line or JSON path, and the problem; anything
 skipped (a metrics line in a JSON lines file) is reported with a `TraceFileWarning`.
 """
 
-from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES, TraceFormatError
+from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
 from ._logs import read_logs
 from ._read import TraceFileWarning
-from ._traces import DEFAULT_IDLE_LINES, iter_traces, load_traces, read_spans, split_agent_runs, trace_files
-from ._write import dump_otlp_json, write_otlp_json
+from ._traces import DEFAULT_IDLE_LINES, iter_traces, read_spans, split_agent_runs, trace_files
+from ._write import dump_otlp_json
 
 __all__ = [
     "DEFAULT_IDLE_LINES",
     "DEFAULT_MAX_ATTRIBUTE_BYTES",
     "DEFAULT_MAX_INFLATED_BYTES",
     "TraceFileWarning",
-    "TraceFormatError",
     "dump_otlp_json",
     "iter_traces",
-    "load_traces",
     "read_logs",
     "read_spans",
     "split_agent_runs",
     "trace_files",
-    "write_otlp_json",
 ]

@@ -1,4 +1,5 @@
-"""OTLP protobuf (`ExportTraceServiceRequest`) → `Span`s, via the optional `opentelemetry-proto`.
+"""OTLP protobuf (`ExportTraceServiceRequest`) → `Span`s, via the optional `opentelemetry-proto`;
+`signal_of` tells a traces message from a logs message (`ExportLogsServiceRequest`).
 
 Files hold one message (`.pb`, an HTTP body capture) or the collector file exporter's stream of
 4-byte big-endian length-prefixed messages.
@@ -7,15 +8,82 @@ Files hold one message (`.pb`, an HTTP body capture) or the collector file expor
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from ..spans import Span, SpanEvent, SpanKind, SpanStatus
 from ._errors import Bad, TraceFormatError
 from ._otlp import STATUSES, check_size
 
-__all__ = ["message_class", "span_paths", "spans_from_message"]
+__all__ = ["message_class", "signal_of", "span_paths", "spans_from_message"]
 
 _KINDS: dict[int, SpanKind] = {0: "internal", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+
+
+# Traces and logs requests share their outer shape (field 1: resource_spans / resource_logs, then
+# field 2: scope_spans / scope_logs, then field 2: spans / log_records); a record's own fields tell
+# them apart: (field number, wire type) pairs that only a `Span` or only a `LogRecord` can have.
+_SPAN_ONLY = frozenset({(1, 2), (2, 2), (4, 2), (6, 0), (7, 1), (8, 1), (10, 0), (11, 2), (12, 0), (13, 2),
+                        (14, 0), (15, 2), (16, 5)})  # fmt: skip
+_LOG_ONLY = frozenset({(1, 1), (2, 0), (6, 2), (7, 0), (8, 5), (10, 2), (11, 1), (12, 2)})
+_FIXED = {1: 8, 5: 4}
+
+
+def _varint(data: bytes | bytearray | memoryview, i: int, end: int) -> tuple[int, int]:
+    """(value, next offset); offset `end + 1` when the data ends inside it."""
+    value = shift = 0
+    while i < end and shift < 64:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+    return 0, end + 1
+
+
+def _fields(data: bytes | bytearray | memoryview, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+    """(field number, wire type, value start, value end) of each field of the message in
+    `data[start:end]`, up to the first one that is cut short or malformed (a length-delimited
+    value's end is clipped to `end`, so a message's head can be walked)."""
+    i = start
+    while i < end:
+        tag, i = _varint(data, i, end)
+        if i > end:
+            return
+        field, wire = tag >> 3, tag & 7
+        if wire == 0:
+            _, j = _varint(data, i, end)
+        elif wire == 2:
+            length, i = _varint(data, i, end)
+            j = i + length
+        elif wire in _FIXED:
+            j = i + _FIXED[wire]
+        else:  # groups (never used by OTLP) or garbage
+            return
+        if i > end or (wire != 2 and j > end):
+            return
+        yield field, wire, i, min(j, end)
+        i = j
+
+
+def signal_of(data: bytes | bytearray | memoryview) -> Literal["traces", "logs"] | None:
+    """Whether a serialized OTLP export request (or its head) holds traces or logs, by the fields of
+    its first record; None when no record says (empty, or cut before the first record's fields)."""
+    for field, wire, a, b in _fields(data, 0, len(data)):
+        if (field, wire) != (1, 2):
+            continue
+        for field2, wire2, a2, b2 in _fields(data, a, b):  # ResourceSpans / ResourceLogs
+            if (field2, wire2) != (2, 2):
+                continue
+            for field3, wire3, a3, b3 in _fields(data, a2, b2):  # ScopeSpans / ScopeLogs
+                if (field3, wire3) != (2, 2):
+                    continue
+                for pair in ((f, w) for f, w, _, _ in _fields(data, a3, b3)):  # Span / LogRecord
+                    if pair in _LOG_ONLY:
+                        return "logs"
+                    if pair in _SPAN_ONLY:
+                        return "traces"
+    return None
 
 
 def message_class(path: str) -> Any:

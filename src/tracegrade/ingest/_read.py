@@ -350,6 +350,11 @@ def _reread_json(path: str, line: int | None, max_inflated: int) -> Any:
     return None
 
 
+def _stream_prefixed(head: bytes | bytearray) -> bool:
+    """The first bytes of a protobuf file are a length-prefixed stream's (see `_messages`)."""
+    return not (len(head) < 5 or head[0] == 0x0A or head[4] != 0x0A)
+
+
 def _messages(path: str, compressed: bool, max_inflated: int) -> Iterator[tuple[str, bytes | bytearray]]:
     """A single message, or the messages of a length-prefixed stream read one at a time (so a large
     stream is never in memory at once). A stream starts with a 4-byte length whose first byte is
@@ -357,7 +362,7 @@ def _messages(path: str, compressed: bool, max_inflated: int) -> Iterator[tuple[
     with 0x0a itself."""
     with _opened(path, compressed, max_inflated) as f:
         head = f.read(5)
-        if len(head) < 5 or head[0] == 0x0A or head[4] != 0x0A:
+        if not _stream_prefixed(head):
             yield "", _read_all(f, bytearray(head))
             return
         index, buffered = 0, head  # bytes read ahead of the current position
@@ -386,6 +391,12 @@ def _protobuf_batches(path: str, compressed: bool, limit: int, max_inflated: int
     from google.protobuf.message import DecodeError
 
     for i, (label, raw) in enumerate(_messages(path, compressed, max_inflated)):
+        if _protobuf.signal_of(raw) == "logs":  # the same outer shape as traces: tell them apart
+            raise TraceFormatError(
+                "this protobuf message holds OTLP logs, not traces: pass it to load_traces beside the traces "
+                "(or read it with read_logs)",
+                path, None, label,
+            )  # fmt: skip
         try:
             msg = request.FromString(raw)
         except DecodeError as e:

@@ -16,11 +16,30 @@ from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
 from ._logs import is_logs_file, read_logs
 from ._read import Batch, Origin, TraceFileWarning, read_batches
 
-__all__ = ["DEFAULT_IDLE_LINES", "PathArg", "iter_traces", "load_traces", "read_spans", "trace_files"]
+__all__ = [
+    "DEFAULT_IDLE_LINES", "RECORDING_ID", "PathArg", "iter_traces", "load_traces", "read_spans", "recording_id",
+    "trace_files",
+]  # fmt: skip
 
 PathArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
 DEFAULT_IDLE_LINES = 1000
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".otlp", ".pb", ".binpb", ".protobuf")
+RECORDING_ID = "tracegrade.recording.id"
+"""Resource attribute naming the recorded run a trace belongs to (`pytest --tracegrade-record` sets it):
+the traces of one recording in one file are one unit (one tree), whatever their trace ids."""
+
+
+def recording_id(tree: SpanTree) -> str | None:
+    """The recorded run a tree is (its `RECORDING_ID` resource attribute), or None."""
+    for node in tree.roots[:1] or tree.nodes[:1]:
+        value = node.resource.get(RECORDING_ID)
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _recording_of(spans: list[Span]) -> str | None:
+    value = spans[0].resource.get(RECORDING_ID) if spans else None
+    return value if isinstance(value, str) and value else None
 
 
 def trace_files(source: PathArg) -> list[Path]:
@@ -172,7 +191,7 @@ def _validate(tid: int, trace: _Trace) -> None:
 def _inputs(
     source: PathArg, max_attribute_bytes: int, idle_lines: int, max_inflated_bytes: int
 ) -> tuple[list[Path], list[Path]]:
-    """(trace files, OTLP/JSON logs files) of `source`, listed and sniffed once, after checking the limits."""
+    """(trace files, OTLP logs files) of `source`, listed and sniffed once, after checking the limits."""
     if max_attribute_bytes < 1 or idle_lines < 1 or max_inflated_bytes < 1:
         raise ValueError("max_attribute_bytes, idle_lines and max_inflated_bytes must be positive")
     traces: list[Path] = []
@@ -185,13 +204,40 @@ def _inputs(
 def _groups(
     files: list[Path], max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int
 ) -> Iterator[list[Span]]:
+    for spans, _ in _units(files, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
+        yield spans
+
+
+def _units(
+    files: list[Path], max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int
+) -> Iterator[tuple[list[Span], bool]]:
+    """(spans, is a recording) of each unit: a trace, or every trace of one recorded run (by
+    `RECORDING_ID`, in start order, once the file, or with `per_file=False` the input, is read)."""
     grouper = _Grouper(idle_lines)
+    recordings: dict[str, list[list[Span]]] = {}
+
+    def sort(groups: Iterator[list[Span]]) -> Iterator[tuple[list[Span], bool]]:
+        for group in groups:
+            rid = _recording_of(group)
+            if rid is None:
+                yield group, False
+            else:
+                recordings.setdefault(rid, []).append(group)
+
+    def release() -> Iterator[tuple[list[Span], bool]]:
+        for traces in recordings.values():
+            traces.sort(key=lambda t: min((s.start_ns, s.span_id) for s in t))
+            yield [s for t in traces for s in t], True
+        recordings.clear()
+
     for path in files:
         for batch in read_batches(path, max_attribute_bytes, max_inflated_bytes):
-            yield from grouper.add(batch)
+            yield from sort(grouper.add(batch))
         if per_file:
-            yield from grouper.flush()
-    yield from grouper.flush()
+            yield from sort(grouper.flush())
+            yield from release()
+    yield from sort(grouper.flush())
+    yield from release()
 
 
 def read_spans(
@@ -239,9 +285,14 @@ def iter_traces(
     run joins the run that started most recently before it (or the first run). `split_runs=False`
     keeps one tree per trace.
 
-    Log records: OTLP/JSON logs files among the inputs (`load_traces([traces, logs])`, or a directory
-    holding both) are read first and each record is attached to the span it names
-    (`SpanNode.logs`: e.g. the GenAI instrumentations' message events).
+    Recorded runs: the traces whose resource names one recorded run (`RECORDING_ID`, written by
+    `pytest --tracegrade-record`; one trace per turn) are one tree, every turn of the run in start
+    order, yielded once the file is read (`per_file=False`: once the input is read); never split.
+
+    Log records: OTLP logs files (JSON, JSON lines or protobuf, gzip too) among the inputs
+    (`load_traces([traces, logs])`, or a directory holding both, such as the `run.json` and
+    `run.logs.json` that `write_otlp_json` writes) are read first and each record is attached to the
+    span it names (`SpanNode.logs`: e.g. the GenAI instrumentations' message events).
 
     Limits: an attribute value may hold at most `max_attribute_bytes`; a gzip-compressed file may
     inflate to at most `max_inflated_bytes` (it is read no further: raise the limit for a trusted
@@ -252,11 +303,11 @@ def iter_traces(
     for path in logs:
         for record in read_logs(path, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes):
             by_trace.setdefault(record.trace_id, []).append(record)
-    for group in _groups(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
-        for part in split_agent_runs(group) if split_runs else (group,):
+    for group, recorded in _units(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
+        for part in split_agent_runs(group) if split_runs and not recorded else (group,):
             tree = SpanTree.from_spans(part)
-            if by_trace:
-                tree.attach_logs(r for tid in tree.trace_ids for r in by_trace.get(tid, ()))
+            if by_trace:  # records naming no trace (id 0) are offered to every tree: counted as unattached
+                tree.attach_logs(r for tid in (*tree.trace_ids, 0) for r in by_trace.get(tid, ()))
             yield tree
 
 
@@ -295,7 +346,10 @@ def _is_agent_run(span: Span) -> bool:
 
 
 def split_agent_runs(spans: list[Span]) -> list[list[Span]]:
-    """The spans of one trace, split per top-level agent run (the rule in `iter_traces`)."""
+    """The spans of one trace, split per top-level agent run (the rule in `iter_traces`); the spans
+    of a recorded run (`RECORDING_ID`) are never split."""
+    if _recording_of(spans) is not None:  # a recorded run is one unit, its turns included
+        return [spans]
     parent = {s.span_id: s.parent_id for s in spans}
     roots = [s for s in spans if s.parent_id is None or s.parent_id not in parent]
     if len(roots) < 2:

@@ -12,17 +12,11 @@ from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from .session import EvalSession, RunResult, TranscriptResult, TurnResult
-    from .transcript import AgentReply, Expect, JudgeConfig, ToolCallArgsConfig, Turn
 
 __all__ = [
-    "AgentReply",
     "EvalSession",
-    "Expect",
-    "JudgeConfig",
     "RunResult",
-    "ToolCallArgsConfig",
     "TranscriptResult",
-    "Turn",
     "TurnResult",
 ]
 
@@ -30,7 +24,6 @@ _LAZY = {
     name: module
     for module, names in {
         ".session": "EvalSession RunResult TranscriptResult TurnResult",
-        ".transcript": "AgentReply Expect JudgeConfig ToolCallArgsConfig Turn",
     }.items()
     for name in names.split()
 }

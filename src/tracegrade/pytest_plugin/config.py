@@ -6,7 +6,6 @@ defaults. The keys are those of pytest-agent-eval, so an existing section keeps 
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -16,12 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._hints import did_you_mean
 from ..errors import ConfigError
+from .groups import GroupConfig, parse_groups
 
 __all__ = [
     "ENV_VARS",
     "AgentEvalSettings",
-    "ConfigError",
     "MarkerOptions",
     "find_pyproject",
     "is_transcript_file",
@@ -49,7 +49,7 @@ class AgentEvalSettings(BaseModel):
     """Times a run is retried when the agent raises or times out."""
     timeout: float = Field(default=30.0, gt=0)
     """Seconds the agent may take to answer one turn."""
-    yaml_dirs: list[str] = Field(default_factory=list)
+    yaml_dirs: list[str] = Field(default_factory=lambda: ["tests/evals"])
     """Directories (relative to the project root) whose `*.yaml` files are transcripts."""
     report_path: str | None = None
     """Write a markdown report here at the end of the session."""
@@ -62,12 +62,12 @@ class AgentEvalSettings(BaseModel):
     """Save every eval run's spans under `record_dir` (also `--tracegrade-record`); implies `live`."""
     record_dir: str = "fixtures/traces"
     """Where recorded runs go (relative to the project root), and where `recorded_trace` looks."""
+    groups: tuple[GroupConfig, ...] = ()
+    """Quality gates from `[tool.agent_eval.groups]` (see `tracegrade.pytest_plugin.groups`); pyproject only."""
 
 
 _KEYS = tuple(AgentEvalSettings.model_fields)
-# pytest-agent-eval keys this plugin accepts but does not implement (a table of quality gates).
-_IGNORED_KEYS = frozenset({"groups"})
-ENV_VARS: dict[str, str] = {key: f"AGENT_EVAL_{key.upper()}" for key in _KEYS}
+ENV_VARS: dict[str, str] = {key: f"AGENT_EVAL_{key.upper()}" for key in _KEYS if key != "groups"}
 _ENV_ALIASES = {"EVAL_LIVE": "live"}
 _BOOL_KEYS = frozenset({"live", "record"})
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
@@ -108,9 +108,12 @@ def _pyproject_layer(path: Path | None) -> _Layer:
         raise ConfigError(f"[tool.agent_eval] in {path} must be a table, got {type(section).__name__}")
     source = f"[tool.agent_eval] in {path}"
     for key in section:
-        if key not in _KEYS and key not in _IGNORED_KEYS:
+        if key not in _KEYS:
             raise ConfigError(f"{source}: unknown key {key!r}{_did_you_mean(key, _KEYS)}")
-    return _Layer(source, {k: v for k, v in section.items() if k in _KEYS})
+    values = dict(section)
+    if "groups" in values:
+        values["groups"] = tuple(parse_groups(values["groups"], str(path)))
+    return _Layer(source, values)
 
 
 def _env_layer(environ: Mapping[str, str]) -> list[_Layer]:
@@ -137,8 +140,7 @@ def _env_layer(environ: Mapping[str, str]) -> list[_Layer]:
 
 
 def _did_you_mean(name: str, choices: Any) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(name, choices)
 
 
 def resolve_settings(

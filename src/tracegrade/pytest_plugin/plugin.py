@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..capture import capture
+from ..errors import ConfigError
 from .config import (
     AgentEvalSettings,
-    ConfigError,
     MarkerOptions,
     find_pyproject,
     is_transcript_file,
@@ -26,6 +26,7 @@ from .config import (
 )
 
 if TYPE_CHECKING:
+    from ..reporting import FileFormat, Report
     from ..tree import SpanTree
     from .record import TraceRecorder
     from .session import EvalSession, TranscriptResult
@@ -50,8 +51,13 @@ class _State:
     recorded: int = 0
     """Runs the xdist workers recorded (the controller's own are in `recorder.written`)."""
     records: list[dict[str, Any]] = field(default_factory=list)
+    """`reporting.CaseRecord.to_dict()` of every `agent_eval.run(...)` (JSON-safe, for xdist)."""
     skipped: int = 0
-    report_written: Path | None = None
+    reports: dict[FileFormat, str] = field(default_factory=dict)
+    """Report files to write, by format (`markdown`, `json`, `junit`, `html`)."""
+    reports_written: list[Path] = field(default_factory=list)
+    redact: list[str] = field(default_factory=list)
+    """Key globs whose values the reports hide (`--agent-eval-redact`)."""
 
 
 _STATE = pytest.StashKey[_State]()
@@ -71,6 +77,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="write a markdown report of every agent_eval test to PATH (overrides [tool.agent_eval] report_path)",
+    )
+    for fmt, what in (("json", "a JSON"), ("junit", "a JUnit XML"), ("html", "a self-contained HTML")):
+        group.addoption(
+            f"--agent-eval-{fmt}",
+            metavar="PATH",
+            default=None,
+            help=f"write {what} report of every agent_eval test to PATH (merged across xdist workers)",
+        )
+    group.addoption(
+        "--agent-eval-redact",
+        action="append",
+        default=[],
+        metavar="KEY_GLOB",
+        help="hide argument and attribute values under keys matching KEY_GLOB in every report (repeatable)",
     )
     group.addoption(
         "--tracegrade-record",
@@ -110,9 +130,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.record:
         from .record import TraceRecorder
 
-        recorder = TraceRecorder(record_dir)
-    config.stash[_STATE] = _State(settings, [(root / d).resolve() for d in settings.yaml_dirs], record_dir, recorder)
+        recorder = TraceRecorder(record_dir, config.rootpath)
+    state = _State(settings, [(root / d).resolve() for d in settings.yaml_dirs], record_dir, recorder)
+    state.reports = {"markdown": settings.report_path} if settings.report_path else {}
+    formats: tuple[FileFormat, ...] = ("json", "junit", "html")
+    for fmt in formats:
+        if path := config.getoption(f"agent_eval_{fmt}"):
+            state.reports[fmt] = path
+    state.redact = list(config.getoption("agent_eval_redact") or [])
+    config.stash[_STATE] = state
     config.pluginmanager.register(_Reporter(config), "tracegrade-agent-eval-reporter")
+    if settings.groups:
+        from .groups import install_groups
+
+        install_groups(config, settings.groups)
 
 
 def _state(config: pytest.Config) -> _State:
@@ -135,6 +166,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         marker = item.get_closest_marker("agent_eval")
         if marker is None:
+            if "agent_eval" in getattr(item, "fixturenames", ()) and not (state.settings.live or state.settings.record):
+                item.add_marker(skip)  # the fixture runs agents: gated like the marker
             continue
         try:
             options = marker_options(marker.args, marker.kwargs, state.settings)
@@ -189,34 +222,42 @@ class _Reporter:
             workeroutput[_WORKER_KEY] = json.dumps(state.records)
             workeroutput[_RECORDED_KEY] = len(state.recorder.written) if state.recorder else 0
             return
-        if state.settings.report_path and (state.records or state.skipped):
-            path = Path(state.settings.report_path)
-            if not path.is_absolute():
-                path = self.config.rootpath / path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            from .report import markdown_report
+        if state.reports and (state.records or state.skipped):
+            from ..reporting import write
 
-            path.write_text(markdown_report(state.records, state.skipped), encoding="utf-8")
-            state.report_written = path
+            report = _report(state)
+            for fmt, name in state.reports.items():
+                path = Path(name)
+                if not path.is_absolute():
+                    path = self.config.rootpath / path
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(write(report, fmt), encoding="utf-8")
+                state.reports_written.append(path)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         state = self.state
         if state.records:
-            from .report import terminal_lines
+            from ..reporting.terminal import case_lines
 
             terminalreporter.write_sep("=", "agent_eval")
-            for line in terminal_lines(state.records):
+            for line in case_lines(_report(state)):
                 terminalreporter.write_line(line)
         if state.skipped:
-            terminalreporter.write_line(
-                f"agent_eval: {state.skipped} test(s) skipped (not live); "
-                "run them with --agent-eval-live or EVAL_LIVE=1"
-            )
-        if state.report_written is not None:
-            terminalreporter.write_line(f"agent_eval: report written to {state.report_written}")
+            from .session import live_skip_hint
+
+            terminalreporter.write_line(live_skip_hint(state.skipped), yellow=True)
+        for path in state.reports_written:
+            terminalreporter.write_line(f"agent_eval: report written to {path}")
         recorded = state.recorded + (len(state.recorder.written) if state.recorder else 0)
         if recorded:
             terminalreporter.write_line(f"agent_eval: {recorded} run(s) recorded under {state.record_dir}")
+
+
+def _report(state: _State) -> Report:
+    """The session's `reporting.Report`, cases ordered by node id."""
+    from ..reporting import CaseRecord, Report
+
+    return Report([CaseRecord.from_dict(r) for r in state.records], state.skipped).sorted()
 
 
 # --- fixtures -------------------------------------------------------------------------------------
@@ -226,7 +267,7 @@ class _Reporter:
 def agent_eval(request: pytest.FixtureRequest) -> EvalSession:
     """`await agent_eval.run(agent=..., turns=[...])` → `TranscriptResult`; threshold and runs come
     from `@pytest.mark.agent_eval`, falling back to `[tool.agent_eval]`."""
-    from .report import transcript_record
+    from .report import transcript_case
     from .session import EvalSession
 
     state = _state(request.config)
@@ -245,11 +286,12 @@ def agent_eval(request: pytest.FixtureRequest) -> EvalSession:
     tags = options.tags
 
     def record(result: TranscriptResult) -> None:
-        state.records.append(transcript_record(node.nodeid, result, tags))
+        case = transcript_case(node.nodeid, result, tags, traces="html" in state.reports, redact=state.redact)
+        state.records.append(case.to_dict())
         if state.recorder is not None:
             for run in result.runs:
                 if run.capture is not None:
-                    state.recorder.save(node.nodeid, run.capture.spans)
+                    state.recorder.save(node.nodeid, run.capture)
 
     return EvalSession(options.threshold, options.runs, config=state.settings, on_result=record)
 
@@ -277,7 +319,7 @@ def recorded_trace(request: pytest.FixtureRequest) -> Callable[..., SpanTree]:
     directory = _state(request.config).record_dir
 
     def load(name: str, *, run: int = 1) -> SpanTree:
-        return load_recorded(name, run=run, directory=directory)
+        return load_recorded(name, run=run, directory=directory, root=request.config.rootpath)
 
     return load
 

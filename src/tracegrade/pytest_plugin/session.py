@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from ..capture import Capture, capture
 from ..grading import run_evaluator
 from ..results import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
+from .audio import check_audio
 from .transcript import AgentReply, Turn
 
 __all__ = [
@@ -31,13 +33,25 @@ __all__ = [
     "TranscriptResult",
     "TurnResult",
     "describe_call",
+    "live_skip_hint",
     "normalize_reply",
+    "user_message",
 ]
 
 AgentCallable = Callable[[list[dict[str, Any]]], Any]
 """`(history) -> AgentReply | str | (reply, tool_calls)`, async or sync (sync ones run in a thread)."""
 
 ToolCallsSource = Literal["spans", "returned", "none"]
+
+MAX_LISTED_FAILURES = 20
+"""Failed checks `assert_threshold()` lists one by one; the rest are counted ("and N more")."""
+
+
+def live_skip_hint(skipped: int) -> str:
+    """The end-of-session line when live mode is off (pytest-agent-eval's wording, which users grep for)."""
+    return f"{skipped} eval test(s) skipped — live mode is off. Pass --agent-eval-live or set EVAL_LIVE=1."
+
+
 NotEvaluatedPolicy = Literal["fail", "skip"]
 
 
@@ -116,9 +130,9 @@ class TranscriptResult:
         """The distinct sources of the turns' tool calls (`spans`, `returned`, `none`)."""
         return sorted({t.tool_calls_source for r in self.runs for t in r.turn_results})
 
-    def describe_failures(self, limit: int = 5, *, skip: bool = True) -> list[str]:
-        """One line per failed check (at most `limit`), with the turn's observed trajectory;
-        `skip=False` lists every check that did not pass, skipped `not_evaluated` ones too."""
+    def describe_failures(self, limit: int | None = None, *, skip: bool = True) -> list[str]:
+        """One line per failed check (at most `limit`; all by default), with the turn's observed
+        trajectory; `skip=False` lists every check that did not pass, skipped `not_evaluated` ones too."""
         lines: list[str] = []
         for run in self.runs:
             for turn in run.turn_results:
@@ -129,7 +143,7 @@ class TranscriptResult:
                         f"run {run.run_index + 1}, turn {turn.turn_index + 1}: {res.name or 'check'} "
                         f"[{res.outcome}]: {res.reasoning} | trajectory ({turn.tool_calls_source}): {calls}"
                     )
-                    if len(lines) >= limit:
+                    if limit is not None and len(lines) >= limit:
                         return lines
         return lines
 
@@ -145,10 +159,23 @@ class TranscriptResult:
         if self.passed:
             return
         head = (
-            f"agent_eval failed: score={self.score:.2f} < threshold={self.threshold:.2f} "
+            f"LLM eval failed: score={self.score:.2f} < threshold={self.threshold:.2f} "
             f"({self.passed_run_count}/{len(self.runs)} runs passed)"
         )
-        raise AssertionError("\n".join([head, *("  " + line for line in self.describe_failures())]))
+        lines = self.describe_failures()
+        shown = ["  " + line for line in lines[:MAX_LISTED_FAILURES]]
+        if len(lines) > MAX_LISTED_FAILURES:
+            shown.append(f"  ... and {len(lines) - MAX_LISTED_FAILURES} more failed check(s)")
+        raise AssertionError("\n".join([head, *shown]))
+
+
+def user_message(turn: Turn) -> dict[str, Any]:
+    """The turn's history message: `{"role": "user", "content": ...}`, with `"audio"` (the file's path
+    as a string) when the turn has one, as pytest-agent-eval passes it to voice agents."""
+    message: dict[str, Any] = {"role": "user", "content": turn.user}
+    if turn.audio is not None:
+        message["audio"] = os.fspath(turn.audio)
+    return message
 
 
 def describe_call(call: ToolCall, source: str) -> str:
@@ -260,6 +287,7 @@ class EvalSession:
         for i, turn in enumerate(turns):
             if not isinstance(turn, Turn):
                 raise TypeError(f"turns[{i}] must be a Turn, got {type(turn).__name__}")
+            check_audio(turn.audio, f"turns[{i}]")
         results = list(await asyncio.gather(*(self._run_once(agent, turns, i) for i in range(runs))))
         score = sum(r.passed for r in results) / len(results)
         result = TranscriptResult(score >= threshold - 1e-9, score, float(threshold), results, self.not_evaluated)
@@ -292,7 +320,7 @@ class EvalSession:
         history: list[dict[str, Any]] = []
         results: list[TurnResult] = []
         for index, turn in enumerate(turns):
-            history.append({"role": "user", "content": turn.user})
+            history.append(user_message(turn))
             failure: _AgentFailed | None = None
             async with capture(provider=self.provider, receiver=_session_receiver()) as cap:
                 try:

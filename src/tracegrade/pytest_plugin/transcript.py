@@ -1,15 +1,20 @@
 """The transcript vocabulary of the pytest API: `Turn`, `Expect`, `AgentReply`, `JudgeConfig`,
-`ToolCallArgsConfig`. `Expect` is shorthand for a list of evaluators (`Expect.build()`); the
-evaluators are built once, at construction, so a bad regex or span query fails right there.
+`ToolCallArgsConfig`. `Expect` is shorthand for a list of evaluators (`Expect.build()`), described by
+one table (`SHORTHANDS`: an `Expect` field → an evaluator's parameter) that Python and YAML
+transcripts share. Every class checks its arguments at construction (unknown names get the closest
+valid one) and the evaluators are built then too, so a bad value fails right there with the
+evaluator's own message, prefixed by the `Expect` field (`max_tool_calls: ...`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import ExpectError
+from .._hints import did_you_mean
+from ..errors import ExpectError, ParameterError
 from ..evaluators import (
     ContainsEvaluator,
     HasMatchingSpan,
@@ -19,6 +24,7 @@ from ..evaluators import (
     ToolCallEvaluator,
     TrajectoryMatch,
 )
+from ..evaluators.base import OWN_CHECK, BaseEvaluator, CheckedParameters
 from ..evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
 from ..matching import ArgsMode, KeyRule
 from ..trajectory import ToolCall
@@ -27,7 +33,15 @@ from ..tree import SpanPredicate, SpanQuery
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-__all__ = ["AgentReply", "Expect", "ExpectError", "JudgeConfig", "ToolCallArgsConfig", "Turn"]
+__all__ = [
+    "SHORTHANDS",
+    "AgentReply",
+    "Expect",
+    "JudgeConfig",
+    "Shorthand",
+    "ToolCallArgsConfig",
+    "Turn",
+]
 
 
 @dataclass
@@ -45,21 +59,30 @@ class AgentReply:
 
 
 @dataclass
-class JudgeConfig:
-    """An LLM-as-judge rubric; `model` falls back to `[tool.agent_eval]` judge_model / model."""
+class JudgeConfig(CheckedParameters):
+    """An LLM-as-judge rubric; `model` falls back to `[tool.agent_eval]` judge_model / model.
+    Checked as the judge it configures (`JudgeEvaluator`) checks them."""
 
     rubric: str
     model: str | Model | None = None
     retries: int = 2
     timeout: float = 30.0
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.evaluator(JudgeEvaluator)
+
+    def evaluator(self, cls: type[Any], **extra: Any) -> Any:
+        """The judge of class `cls` with this configuration (and `extra` parameters, e.g. `tool`)."""
+        return cls(**{f.name: getattr(self, f.name) for f in fields(self)}, **extra)
+
 
 @dataclass
-class ToolCallArgsConfig:
+class ToolCallArgsConfig(CheckedParameters):
     """Assertions on one tool's arguments: values (`args`, matched by `mode`) and/or a `judge` rubric.
 
     `mode` is any argument match mode (`subset`, `exact`, `superset`, `ignore`); `recursive`,
-    `key_modes`, `ignore_keys` and `occurrence` are `ToolCallArgsEvaluator`'s options.
+    `key_modes`, `ignore_keys` and `occurrence` are `ToolCallArgsEvaluator`'s options (passed by name).
     """
 
     tool: str
@@ -71,14 +94,73 @@ class ToolCallArgsConfig:
     ignore_keys: list[str] = field(default_factory=list)
     occurrence: Literal["first", "last", "any"] | int = "any"
 
+    def __post_init__(self) -> None:
+        if isinstance(self.judge, Mapping):
+            self.judge = JudgeConfig(**self.judge)
+        super().__post_init__()
+        self._built = self._build()
+
+    def build(self) -> list[Any]:
+        """`ToolCallArgsEvaluator` (with `args`) and `ToolCallArgsJudgeEvaluator` (with `judge`)."""
+        return list(self._built)
+
+    def _build(self) -> list[Any]:
+        if self.args is None and self.judge is None:
+            raise ValueError(f"ToolCallArgsConfig(tool={self.tool!r}) needs `args`, `judge` or both")
+        out: list[Any] = []
+        if self.args is not None:
+            params = {f.name for f in fields(ToolCallArgsEvaluator) if f.init}
+            out.append(ToolCallArgsEvaluator(**{f.name: getattr(self, f.name) for f in fields(self)
+                                                if f.name in params}))  # fmt: skip
+        if self.judge is not None:
+            out.append(self.judge.evaluator(ToolCallArgsJudgeEvaluator, tool=self.tool))
+        return out
+
+
+@dataclass(frozen=True)
+class Shorthand:
+    """`Expect` fields that stand for one evaluator: `params` maps each field to the evaluator's
+    parameter. The evaluator is built when a field outside `modifiers` is set."""
+
+    evaluator: type[BaseEvaluator]
+    params: Mapping[str, str]
+    modifiers: tuple[str, ...] = ()
+
+    def build(self, expect: Expect) -> BaseEvaluator | None:
+        values = {name: getattr(expect, name) for name in self.params}
+        if not any(v not in (None, [], ()) for k, v in values.items() if k not in self.modifiers):
+            return None
+        try:
+            built: BaseEvaluator = self.evaluator(**{self.params[k]: v for k, v in values.items() if v is not None})
+            return built
+        except ParameterError as e:
+            param, bracket, index = e.param.partition("[")  # matches_any[1] → reply_matches_any[1]
+            fields_ = [k for k, p in self.params.items() if p == param]
+            if not fields_:
+                raise
+            raise ExpectError(fields_[0] + bracket + index, e.problem) from None
+
+
+SHORTHANDS: dict[str, Shorthand] = {
+    "reply": Shorthand(ContainsEvaluator, {"reply_contains_any": "any_of", "reply_contains_all": "all_of",
+                                           "reply_matches_any": "matches_any", "reply_matches_all": "matches_all"}),
+    "tool_calls": Shorthand(ToolCallEvaluator, {"tool_calls_include": "must_include",
+                                                "tool_calls_exclude": "must_exclude",
+                                                "tool_calls_ordered": "ordered"}, ("tool_calls_ordered",)),
+    "max_tool_calls": Shorthand(MaxToolCalls, {"max_tool_calls": "max_calls"}),
+    "max_model_requests": Shorthand(MaxModelRequests, {"max_model_requests": "max_requests"}),
+}  # fmt: skip
+"""The `Expect` fields that map one-to-one onto an evaluator's parameters."""
+
 
 @dataclass
-class Expect:
+class Expect(CheckedParameters):
     """Expectations of one turn. Tool checks read the turn's tool spans.
 
     The fields of pytest-agent-eval's `Expect`, plus span-native ones: `trajectory` (a
     `TrajectoryMatch`, its `expected_trajectory` list, or its keyword arguments), `max_tool_calls`,
     `max_model_requests` and `spans` (`SpanQuery`s that must each match some span of the turn).
+    `judge` and `tool_calls_args` entries may also be mappings of their configs' keyword arguments.
     """
 
     evaluators: list[Any] = field(default_factory=list)
@@ -89,15 +171,24 @@ class Expect:
     tool_calls_include: list[str] = field(default_factory=list)
     tool_calls_exclude: list[str] = field(default_factory=list)
     tool_calls_ordered: bool = False
-    tool_calls_args: list[ToolCallArgsConfig] = field(default_factory=list)
-    judge: JudgeConfig | None = None
-    trajectory: TrajectoryMatch | list[str] | dict[str, Any] | None = None
+    tool_calls_args: list[ToolCallArgsConfig | dict[str, Any]] = field(default_factory=list)
+    judge: JudgeConfig | dict[str, Any] | None = None
+    trajectory: TrajectoryMatch | list[str | dict[str, Any]] | dict[str, Any] | None = None
     max_tool_calls: int | None = None
     max_model_requests: int | None = None
-    spans: list[SpanQuery | SpanPredicate] = field(default_factory=list)
+    spans: list[SpanQuery | SpanPredicate] = field(default_factory=list, metadata=OWN_CHECK)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self._built = self._build()
+
+    @classmethod
+    def _parameter_error(cls, param: str, problem: str) -> Exception:
+        return ExpectError(param or "Expect", problem)
+
+    @classmethod
+    def _unknown_parameter(cls, key: str, names: Sequence[str]) -> Exception:
+        return ExpectError(key, f"unknown field {key!r}{did_you_mean(key, names, 'valid fields')}")
 
     def build(self) -> list[Any]:
         """The evaluators these expectations stand for, in a fixed order: `evaluators` first."""
@@ -109,41 +200,23 @@ class Expect:
             if not callable(getattr(ev, "evaluate", None)):
                 raise ExpectError(f"evaluators[{i}]", f"{ev!r} has no evaluate(ctx) method")
             built.append(ev)
-        for name in _STR_LISTS:
-            _check_str_list(getattr(self, name), name)
-        if self.reply_contains_any or self.reply_contains_all or self.reply_matches_any or self.reply_matches_all:
-            _checked_regexes(self.reply_matches_any, "reply_matches_any")
-            _checked_regexes(self.reply_matches_all, "reply_matches_all")
-            built.append(
-                ContainsEvaluator(
-                    any_of=list(self.reply_contains_any),
-                    all_of=list(self.reply_contains_all),
-                    matches_any=list(self.reply_matches_any),
-                    matches_all=list(self.reply_matches_all),
-                )
-            )
-        if self.tool_calls_include or self.tool_calls_exclude:
-            built.append(
-                ToolCallEvaluator(
-                    must_include=list(self.tool_calls_include),
-                    must_exclude=list(self.tool_calls_exclude),
-                    ordered=bool(self.tool_calls_ordered),
-                )
-            )
+        for shorthand in (SHORTHANDS["reply"], SHORTHANDS["tool_calls"]):
+            if (ev := shorthand.build(self)) is not None:
+                built.append(ev)
         for i, spec in enumerate(self.tool_calls_args):
-            built.extend(_tool_args_evaluators(spec, f"tool_calls_args[{i}]"))
+            with _field(f"tool_calls_args[{i}]"):
+                config = ToolCallArgsConfig(**spec) if isinstance(spec, Mapping) else spec
+                built.extend(config.build())
         if self.judge is not None:
             with _field("judge"):
-                built.append(_judge(self.judge, JudgeEvaluator))
+                config_ = JudgeConfig(**self.judge) if isinstance(self.judge, Mapping) else self.judge
+                built.append(config_.evaluator(JudgeEvaluator))
         if self.trajectory is not None:
             with _field("trajectory"):
                 built.append(_trajectory(self.trajectory))
-        if self.max_tool_calls is not None:
-            with _field("max_tool_calls"):
-                built.append(MaxToolCalls(max_calls=_non_negative(self.max_tool_calls)))
-        if self.max_model_requests is not None:
-            with _field("max_model_requests"):
-                built.append(MaxModelRequests(max_requests=_non_negative(self.max_model_requests)))
+        for shorthand in (SHORTHANDS["max_tool_calls"], SHORTHANDS["max_model_requests"]):
+            if (ev := shorthand.build(self)) is not None:
+                built.append(ev)
         for i, query in enumerate(self.spans):
             with _field(f"spans[{i}]"):
                 built.append(HasMatchingSpan(query, evaluation_name=f"spans[{i}]"))
@@ -156,6 +229,8 @@ class Turn:
 
     user: str
     expect: Expect = field(default_factory=Expect)
+    audio: str | PathLike[str] | None = None
+    """A recording of the message for voice agents, passed as the history message's `"audio"` path."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.user, str):
@@ -174,80 +249,17 @@ class _field:
         return None
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        if exc is not None and not isinstance(exc, ExpectError) and isinstance(exc, ValueError | TypeError):
+        if isinstance(exc, ExpectError):
+            raise ExpectError(f"{self.name}.{exc.field}", exc.message) from None
+        if isinstance(exc, ParameterError):  # the parameter's path under this field
+            raise ExpectError(f"{self.name}.{exc.param}" if exc.param else self.name, exc.problem) from None
+        if exc is not None and isinstance(exc, ValueError | TypeError):
             raise ExpectError(self.name, str(exc)) from None
 
 
-_STR_LISTS = (
-    "reply_contains_any",
-    "reply_contains_all",
-    "reply_matches_any",
-    "reply_matches_all",
-    "tool_calls_include",
-    "tool_calls_exclude",
-)
-
-
-def _check_str_list(value: Any, name: str) -> None:
-    if isinstance(value, str) or not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ExpectError(name, f"expected a list of strings, got {value!r}")
-
-
-def _checked_regexes(patterns: Sequence[str], name: str) -> Sequence[str]:
-    import re
-
-    for i, p in enumerate(patterns):
-        try:
-            re.compile(p)
-        except (re.error, TypeError) as e:
-            raise ExpectError(f"{name}[{i}]", f"invalid regex {p!r}: {e}") from None
-    return patterns
-
-
-def _non_negative(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"expected an integer >= 0, got {value!r}")
-    return value
-
-
-def _judge(config: JudgeConfig | Mapping[str, Any], cls: Any, **extra: Any) -> Any:
-    if isinstance(config, Mapping):
-        config = JudgeConfig(**config)
-    if not isinstance(config, JudgeConfig):
-        raise ValueError(f"expected a JudgeConfig, got {config!r}")
-    return cls(rubric=config.rubric, model=config.model, retries=config.retries, timeout=config.timeout, **extra)
-
-
-def _tool_args_evaluators(spec: ToolCallArgsConfig, where: str) -> list[Any]:
-    if not isinstance(spec, ToolCallArgsConfig):
-        raise ExpectError(where, f"expected a ToolCallArgsConfig, got {spec!r}")
-    if spec.args is None and spec.judge is None:
-        raise ExpectError(where, f"ToolCallArgsConfig(tool={spec.tool!r}) needs `args`, `judge` or both")
-    out: list[Any] = []
-    if spec.args is not None:
-        with _field(f"{where}.args"):
-            out.append(
-                ToolCallArgsEvaluator(
-                    tool=spec.tool,
-                    args=spec.args,
-                    mode=spec.mode,
-                    recursive=spec.recursive,
-                    key_modes=spec.key_modes,
-                    ignore_keys=list(spec.ignore_keys),
-                    occurrence=spec.occurrence,
-                )  # fmt: skip
-            )
-    if spec.judge is not None:
-        with _field(f"{where}.judge"):
-            out.append(_judge(spec.judge, ToolCallArgsJudgeEvaluator, tool=spec.tool))
-    return out
-
-
-def _trajectory(spec: TrajectoryMatch | list[str] | dict[str, Any]) -> TrajectoryMatch:
+def _trajectory(spec: TrajectoryMatch | list[str | dict[str, Any]] | dict[str, Any]) -> TrajectoryMatch:
     if isinstance(spec, TrajectoryMatch):
         return spec
     if isinstance(spec, list | tuple):
-        return TrajectoryMatch(expected_trajectory=[str(s) for s in spec])
-    if isinstance(spec, Mapping):
-        return TrajectoryMatch(**spec)
-    raise ValueError(f"expected a TrajectoryMatch, a list of tool names or its keyword arguments, got {spec!r}")
+        return TrajectoryMatch(expected_trajectory=list(spec))
+    return TrajectoryMatch(**spec)

@@ -1,33 +1,33 @@
 """YAML transcripts: files under `yaml_dirs` become tests run against the `llm_eval_agent` fixture.
 
 A file holds one transcript (`id`, `turns`, optional `threshold`, `runs`, `tags`); each turn has
-`user` and an `expect` with the fields of `Expect`. Validation happens at collection, with pydantic,
-and every error names the file and line, the path (`turns[1].expect.judge`), the bad value and,
-for an unknown field, the closest valid name.
+`user` and an `expect` mapping of `Expect`'s keyword arguments. Validation happens at collection:
+the file's shape with pydantic, each `expect` by `Expect` and the evaluators themselves (the
+messages Python gives). Every error names the file and line, the path (`turns[1].expect.judge`),
+the bad value and, for an unknown field, the closest valid name.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import pytest
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import _yaml
-from ..errors import TranscriptError
-from ..evaluators.agentic import TrajectoryOrder
-from ..matching import ArgsMode
+from .._hints import did_you_mean
+from ..errors import ExpectError, TranscriptError
 from ..tree import validate_query
-from .transcript import Expect, ExpectError, JudgeConfig, ToolCallArgsConfig, Turn
+from .audio import resolve_audio
+from .transcript import Expect, Turn
 
-__all__ = ["AgentEvalFile", "AgentEvalItem", "Transcript", "TranscriptError", "load_transcript"]
+__all__ = ["AgentEvalFile", "AgentEvalItem", "Transcript", "load_transcript"]
 
 Loc = tuple[str | int, ...]
 
@@ -43,68 +43,10 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class JudgeSpec(_Spec):
-    rubric: str = Field(min_length=1)
-    model: str | None = None
-    retries: int = Field(default=2, ge=0)
-    timeout: float = Field(default=30.0, gt=0)
-
-
-class ToolCallArgsSpec(_Spec):
-    tool: str
-    args: dict[str, Any] | None = None
-    mode: ArgsMode = "subset"
-    judge: JudgeSpec | None = None
-    recursive: bool = False
-    key_modes: dict[str, ArgsMode] | None = None
-    ignore_keys: list[str] = Field(default_factory=list)
-    occurrence: Literal["first", "last", "any"] | Annotated[int, Field(ge=0)] = "any"
-
-
-class StepSpec(_Spec):
-    tool: str
-    args: dict[str, Any] | None = None
-    optional: bool = False
-
-
-class TrajectorySpec(_Spec):
-    expected_trajectory: list[str | StepSpec]
-    order: TrajectoryOrder = "in_order"
-    threshold: float = Field(default=1.0, ge=0, le=1)
-    include_failed: bool = False
-    parallel: Literal["unordered", "ordered"] = "unordered"
-    args_mode: ArgsMode = "subset"
-    agent: str | None = None
-    subtree: dict[str, Any] | None = None
-
-
-class ExpectSpec(_Spec):
-    evaluators: list[Any] = Field(default_factory=list)
-    reply_contains_any: list[str] = Field(default_factory=list)
-    reply_contains_all: list[str] = Field(default_factory=list)
-    reply_matches_any: list[str] = Field(default_factory=list)
-    reply_matches_all: list[str] = Field(default_factory=list)
-    tool_calls_include: list[str] = Field(default_factory=list)
-    tool_calls_exclude: list[str] = Field(default_factory=list)
-    tool_calls_ordered: bool = False
-    tool_calls_args: list[ToolCallArgsSpec] = Field(default_factory=list)
-    judge: JudgeSpec | None = None
-    trajectory: TrajectorySpec | None = None
-    max_tool_calls: int | None = Field(default=None, ge=0)
-    max_model_requests: int | None = Field(default=None, ge=0)
-    spans: list[dict[str, Any]] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _trajectory_shorthand(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("trajectory"), list):
-            data = {**data, "trajectory": {"expected_trajectory": data["trajectory"]}}
-        return data
-
-
 class TurnSpec(_Spec):
     user: str
-    expect: ExpectSpec = Field(default_factory=lambda: ExpectSpec())
+    audio: str | None = None
+    expect: dict[str, Any] = Field(default_factory=dict)
 
 
 class TranscriptSpec(_Spec):
@@ -134,11 +76,6 @@ class _SpecError(ValueError):
         self.loc, self.message = loc, message
 
 
-def _did_you_mean(name: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else f"; valid fields: {', '.join(choices)}"
-
-
 def _relative(message: str) -> tuple[Loc, str]:
     """`".Name.param: text"` (an error about a path relative to the item) → (path, text)."""
     nested, _, text = message.partition(": ")
@@ -148,13 +85,12 @@ def _relative(message: str) -> tuple[Loc, str]:
 def _evaluator(item: Any, loc: Loc) -> Any:
     """A built-in evaluator from pydantic-evals' spec syntax (`tracegrade.spec`), e.g.
     `{MaxToolCalls: 3}` or `{ToolCorrectness: {expected_tools: [search]}}`."""
-    from ..spec import SpecError, build_evaluator
+    from ..spec import make_evaluator
 
     try:
-        return build_evaluator(item, "")
-    except SpecError as e:
-        nested, text = _relative(str(e))
-        raise _SpecError((*loc, *nested), text) from None
+        return make_evaluator(item)
+    except (TypeError, ValueError) as e:
+        raise _SpecError(loc, str(e)) from None
 
 
 # --- loading ------------------------------------------------------------------------------------------
@@ -231,7 +167,7 @@ def _pydantic_message(err: Any) -> tuple[Loc, str, bool]:
     if kind == "extra_forbidden":
         model = _model_at(loc)
         fields = list(model.model_fields) if model is not None else []
-        return loc, f"unknown field {loc[-1]!r}{_did_you_mean(str(loc[-1]), fields)}", True
+        return loc, f"unknown field {loc[-1]!r}{did_you_mean(str(loc[-1]), fields, 'valid fields')}", True
     if kind == "missing":
         return loc, f"missing required field {loc[-1]!r}", False
     return loc, f"{err['msg']} (got {err.get('input')!r})", False
@@ -260,58 +196,28 @@ def load_transcript(path: Path) -> Transcript:
         suffix = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
         raise TranscriptError(path, loc, message + suffix, _line(node, loc, key=at_key)) from None
     try:
-        turns = [_turn(t, i) for i, t in enumerate(spec.turns)]
+        turns = [resolve_audio(_turn(t, i), path.parent) for i, t in enumerate(spec.turns)]
     except _SpecError as e:
         raise TranscriptError(path, e.loc, e.message, _line(node, e.loc)) from None
     return Transcript(spec.id, turns, spec.threshold, spec.runs, spec.tags, path, _line(node, ("id",)) or 1)
 
 
-def _judge(spec: JudgeSpec | None) -> JudgeConfig | None:
-    return None if spec is None else JudgeConfig(spec.rubric, spec.model, spec.retries, spec.timeout)
-
-
 def _turn(spec: TurnSpec, index: int) -> Turn:
     base: Loc = ("turns", index, "expect")
-    ex = spec.expect
-    evaluators = [_evaluator(item, (*base, "evaluators", j)) for j, item in enumerate(ex.evaluators)]
-    for j, query in enumerate(ex.spans):
+    given = dict(spec.expect)
+    if isinstance(items := given.get("evaluators"), list):
+        given["evaluators"] = [_evaluator(item, (*base, "evaluators", j)) for j, item in enumerate(items)]
+    for j, query in enumerate(given.get("spans") or []):
         try:
             validate_query(query, "")
         except ValueError as e:
             nested, text = _relative(str(e))
             raise _SpecError((*base, "spans", j, *nested), text) from None
     try:
-        expect = Expect(
-            evaluators=evaluators,
-            reply_contains_any=ex.reply_contains_any,
-            reply_contains_all=ex.reply_contains_all,
-            reply_matches_any=ex.reply_matches_any,
-            reply_matches_all=ex.reply_matches_all,
-            tool_calls_include=ex.tool_calls_include,
-            tool_calls_exclude=ex.tool_calls_exclude,
-            tool_calls_ordered=ex.tool_calls_ordered,
-            tool_calls_args=[
-                ToolCallArgsConfig(
-                    a.tool,
-                    a.args,
-                    a.mode,
-                    _judge(a.judge),
-                    a.recursive,
-                    dict(a.key_modes or {}) or None,
-                    a.ignore_keys,
-                    a.occurrence,
-                )  # fmt: skip
-                for a in ex.tool_calls_args
-            ],
-            judge=_judge(ex.judge),
-            trajectory=ex.trajectory.model_dump(exclude_defaults=True) if ex.trajectory is not None else None,
-            max_tool_calls=ex.max_tool_calls,
-            max_model_requests=ex.max_model_requests,
-            spans=list(ex.spans),  # type: ignore[arg-type]  # validated above
-        )
+        expect = Expect(**given)
     except ExpectError as e:
         raise _SpecError((*base, *_parse_loc(e.field)), e.message) from None
-    return Turn(spec.user, expect)
+    return Turn(spec.user, expect, audio=spec.audio)
 
 
 # --- pytest collection ----------------------------------------------------------------------------------

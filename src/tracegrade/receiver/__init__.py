@@ -13,18 +13,13 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from ._logs import ReceivedLog
-    from ._propagation import trace_headers
     from ._server import OTLPReceiver
-    from ._service import ServiceError, ServiceProcess
+    from ._service import ServiceProcess
     from ._store import AssembledTrace, Limits, ReceiverStats, RemoteLink, RemoteSpans
 
 # Lazy: `tracegrade` builds its CLI parser by importing `receiver._cli`, which must not load the server.
 _LAZY = {
-    "ReceivedLog": "._logs",
-    "trace_headers": "._propagation",
     "OTLPReceiver": "._server",
-    "ServiceError": "._service",
     "ServiceProcess": "._service",
     **dict.fromkeys(["AssembledTrace", "Limits", "ReceiverStats", "RemoteLink", "RemoteSpans"], "._store"),
 }
@@ -33,13 +28,10 @@ __all__ = [
     "AssembledTrace",
     "Limits",
     "OTLPReceiver",
-    "ReceivedLog",
     "ReceiverStats",
     "RemoteLink",
     "RemoteSpans",
-    "ServiceError",
     "ServiceProcess",
-    "trace_headers",
 ]
 
 if not TYPE_CHECKING:

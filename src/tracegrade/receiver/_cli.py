@@ -65,12 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _outcomes(graded: GradedTrace) -> RenderableType:
     from rich.text import Text
 
-    from ..cli import _STYLE
+    from ..reporting.terminal import OUTCOME_STYLE
 
     text = Text()
     for r in graded.results:
         text.append(f"{r.name}=", style="dim")
-        text.append(r.outcome, style=_STYLE[r.outcome])
+        text.append(r.outcome, style=OUTCOME_STYLE[r.outcome])
         text.append(" ")
     return text
 
@@ -154,7 +154,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from rich.live import Live
     from rich.text import Text
 
-    from ..spec import SpecError, load_spec
+    from ..errors import SpecError
+    from ..spec import load_spec
     from ._serve import OnlineGrader
     from ._server import OTLPReceiver
 

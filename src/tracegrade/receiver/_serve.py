@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .. import __version__ as _tracegrade_version
+from .._version import __version__ as _tracegrade_version
 from ..batch._core import params_hash
+from ..dialects import extract
 from ..grading import grade
 from ..results import EvalResult
 from ..telemetry import result_attributes
@@ -161,7 +162,7 @@ class OnlineGrader:
         if not trace.spans:
             return None
         tree = SpanTree.from_spans(trace.spans)
-        traj = Trajectory.from_tree(tree, dialect=self.dialect)
+        traj = extract(tree, dialect=self.dialect)
         results = grade(traj, self.evaluators)
         top_id, top_name = _top(traj, tree)
         passed = all(r.counts_as_passed(self.not_evaluated) for r in results)

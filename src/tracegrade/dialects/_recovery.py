@@ -2,9 +2,9 @@
 
 Sources, in this order for each call:
 1. the messages recorded on the agent span of the call's own run, then of the runs enclosing it
-   (`pydantic_ai.all_messages`, OTel JSON form: parts of type `tool_call` with `id`, `name`,
-   `arguments`) — the model-request spans' own output messages were already merged by
-   `dialects.extract`;
+   (the attributes the dialects name in their `RUN_MESSAGES`, e.g. `pydantic_ai.all_messages`; OTel
+   JSON form: parts of type `tool_call` with `id`, `name`, `arguments`) — the model-request spans'
+   own output messages were already merged by `dialects.extract`;
 2. the messages given to the capture (`capture(messages=...)`, `cap.add_messages(...)`, an
    `AgentReply`'s `messages`): Pydantic AI `ModelMessage`s (`result.all_messages()`) or the OTel
    JSON form. If one call id has several different calls there (independent runs whose model reused
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .dialects._messages import json_list
-from .trajectory import NOT_RECORDED, AgentRun, ToolCall, Trajectory, parse_args
+from ..trajectory import NOT_RECORDED, AgentRun, ToolCall, Trajectory, parse_args
+from ._messages import json_list
 
 __all__ = ["recover_arguments", "tool_call_parts"]
 
@@ -61,12 +61,15 @@ def _part_args(part: Any) -> Any:
         return parse_args(part.args)
 
 
-def _messages_by_run(traj: Trajectory) -> dict[int, dict[str, list[Entry]]]:
-    """For each agent run (by identity), the tool calls its spans' messages record."""
+def _messages_by_run(traj: Trajectory, keys: Iterable[str]) -> dict[int, dict[str, list[Entry]]]:
+    """For each agent run (by identity), the tool calls the messages its span records under `keys` hold."""
     messages: dict[int, list[Any]] = {}
     for run in traj.agent_runs:
         if run.span is not None:
-            messages.setdefault(id(run), []).extend(json_list(run.span.attributes.get("pydantic_ai.all_messages")))
+            attrs = run.span.attributes
+            for key in keys:
+                if key in attrs:
+                    messages.setdefault(id(run), []).extend(json_list(attrs[key]))
     return {key: found for key, msgs in messages.items() if (found := _entries(msgs))}
 
 
@@ -80,12 +83,15 @@ def _from_runs(call: ToolCall, by_run: dict[int, dict[str, list[Entry]]]) -> Ent
     return None
 
 
-def recover_arguments(traj: Trajectory, messages: Iterable[Any] | None = None) -> Trajectory:
-    """Set `args` (with `args_source="messages"`) on calls whose span did not record them."""
+def recover_arguments(
+    traj: Trajectory, messages: Iterable[Any] | None = None, run_keys: Iterable[str] = ("pydantic_ai.all_messages",)
+) -> Trajectory:
+    """Set `args` (with `args_source="messages"`) on calls whose span did not record them; `run_keys` are
+    the agent-span attributes that may hold a run's messages (read only when a call lacks arguments)."""
     missing = [c for c in traj.all_calls if c.args_text is None and c.args is NOT_RECORDED and c.call_id]
     if not missing:
         return traj
-    by_run = _messages_by_run(traj)
+    by_run = _messages_by_run(traj, tuple(dict.fromkeys(run_keys)))
     given = _entries(messages) if messages is not None else {}
     position: dict[int, int] = {}  # n-th call with its id, among all the trajectory's calls
     if given:
@@ -107,3 +113,4 @@ def recover_arguments(traj: Trajectory, messages: Iterable[Any] | None = None) -
 def _set_args(call: ToolCall, args: Any) -> None:
     call._args = args
     call.args_source = "messages"
+    call.args_ref = None

@@ -1,5 +1,6 @@
-"""Every matching mode, argument mode, scope and health check on ingested files: the shipped run in
-each convention and format, and a real Pydantic AI run written and read back, give the stated verdicts."""
+"""The evaluators' options on trace files: every matching mode, argument mode, scope and health check
+gives the stated verdict on the shipped run in each convention and format, and a real Pydantic AI
+run graded live and from its written file gives the same results."""
 
 from __future__ import annotations
 

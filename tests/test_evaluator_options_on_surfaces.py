@@ -1,5 +1,6 @@
-"""The vocabulary (matching modes, step arguments, argument modes, scoping, health checks) from every
-surface: pytest `Expect`, YAML transcripts and `tracegrade grade` specs, on real Pydantic AI runs."""
+"""The evaluators' options (matching modes, step arguments, argument modes, scoping, health checks)
+from every surface: pytest `Expect`, YAML transcripts and `tracegrade grade` specs, on real Pydantic
+AI runs; errors name the place."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 import pytest
 
 from _agents import scripted_agent
-from tracegrade import Expect, ToolCallArgsConfig, TrajectoryMatch, Turn, grade
+from tracegrade import Expect, ToolCallArgsConfig, Turn, grade
+from tracegrade.evaluators import TrajectoryMatch
 from tracegrade.evaluators.health import MaxDuration, MaxTokens, NoErrorSpans, NoToolLoops
 from tracegrade.pytest_plugin import EvalSession
 from tracegrade.pytest_plugin.yaml_collect import TranscriptError, load_transcript
@@ -67,9 +69,9 @@ def test_expect_steps_fail_with_expected_vs_actual_and_wrong_modes_name_the_fiel
     expect = Expect(trajectory={"expected_trajectory": [{"tool": "search", "args": {"q": "y"}}], "order": "superset"})
     [(name, outcome, reason)] = outcomes(expect)
     assert (name, outcome) == ("TrajectoryMatch", "failed") and "expected: [\"search(q='y')\"]" in reason
-    with pytest.raises(ValueError, match=r"tool_calls_args\[0\]\.args: .*mode must be one of"):
+    with pytest.raises(ValueError, match=r"ToolCallArgsConfig\.mode: must be one of"):
         Expect(tool_calls_args=[ToolCallArgsConfig("fetch", {"id": 7}, mode="fuzzy")])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"tool_calls_args\[0\]\.args: occurrence must be"):
+    with pytest.raises(ValueError, match=r"ToolCallArgsEvaluator\.occurrence: must be"):
         Expect(tool_calls_args=[ToolCallArgsConfig("fetch", {"id": 7}, occurrence=-1)])
 
 
@@ -118,20 +120,21 @@ def test_yaml_transcripts_take_every_mode(tmp_path: Path) -> None:
     ("patch", "replacement", "message"),
     [
         ("{tool: audit, optional: true}", "{tool: audit, optinal: true}",
-         "bad.yaml:8: turns[0].expect.trajectory.expected_trajectory[1].optinal: unknown field 'optinal' "
-         "(did you mean 'optional'?)"),
-        ("- log\n", "- 3\n", "bad.yaml:9: turns[0].expect.trajectory.expected_trajectory[2]: Input should be a valid "
-                              "string; or: Input should be a valid dictionary or instance of StepSpec (got 3)"),
-        ("order: strict", "order: strictly", "bad.yaml:12: turns[0].expect.trajectory.order: Input should be 'exact', "
-         "'in_order', 'any_order', 'strict', 'unordered', 'subset' or 'superset' (got 'strictly')"),
+         "bad.yaml:8: turns[0].expect.trajectory.expected_trajectory[1]: a step is a tool name or "
+         "{tool, args?, optional?}; unknown key 'optinal' (did you mean 'optional'?)"),
+        ("- log\n", "- 3\n", "bad.yaml:9: turns[0].expect.trajectory.expected_trajectory[2]: must be a string or a dict, "
+                              "got 3"),
+        ("order: strict", "order: strictly", "bad.yaml:12: turns[0].expect.trajectory.order: must be one of ('exact', "
+         "'in_order', 'any_order', 'strict', 'unordered', 'subset', 'superset'), got 'strictly'"),
         ("subtree: {name_contains: invoke_agent}", "subtree: {name_contain: x}",
          "turns[0].expect.trajectory: subtree: unknown SpanQuery key 'name_contain' (did you mean 'name_contains'?)"),
-        ("mode: superset", "mode: supreset", "bad.yaml:17: turns[0].expect.tool_calls_args[1].mode: Input should be "
-         "'exact', 'subset', 'superset' or 'ignore' (got 'supreset')"),
+        ("mode: superset", "mode: supreset", "bad.yaml:17: turns[0].expect.tool_calls_args[1].mode: must be one of "
+         "('exact', 'subset', 'superset', 'ignore'), got 'supreset'"),
         ("key_modes: {opts: ignore}", "key_modes: {opts: ignored}",
-         "turns[0].expect.tool_calls_args[3].key_modes.opts: Input should be 'exact'"),
-        ("occurrence: first", "occurrence: -1", "bad.yaml:16: turns[0].expect.tool_calls_args[0].occurrence: Input "
-         "should be 'first', 'last' or 'any'; or: Input should be greater than or equal to 0 (got -1)"),
+         "bad.yaml:19: turns[0].expect.tool_calls_args[3].key_modes.opts: must be a mode in ('exact', 'subset', "
+         "'superset', 'ignore') or a callable, got 'ignored'"),
+        ("occurrence: first", "occurrence: -1", "bad.yaml:16: turns[0].expect.tool_calls_args[0].occurrence: must be "
+         "'first', 'last', 'any' or a 0-based index >= 0, got -1"),
     ],
 )  # fmt: skip
 def test_yaml_vocabulary_errors_name_the_place(tmp_path: Path, patch: str, replacement: str, message: str) -> None:
@@ -165,7 +168,7 @@ def test_grade_specs_take_every_mode(tmp_path: Path) -> None:
     results = grade(FIXTURE, load_spec(spec))
     assert [r.outcome for r in results] == ["passed"] * 8 + ["failed"], [(r.name, r.reasoning) for r in results]
     spec.write_text(SPEC.replace("order: strict", "order: strictly"))
-    with pytest.raises(SpecError, match=r"evaluators\[0\]\.TrajectoryMatch\.order"):
+    with pytest.raises(SpecError, match=r"evaluators\[0\]: TrajectoryMatch\.order: must be one of"):
         load_spec(spec)
 
 

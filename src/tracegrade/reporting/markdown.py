@@ -1,0 +1,97 @@
+"""The markdown report (`# LLM Eval Report — <date>`): the summary line, a table of cases, then
+every run and turn. Recorded text is made inert: table pipes escaped, HTML escaped, newlines folded."""
+
+from __future__ import annotations
+
+import html
+
+from .model import CaseRecord, Report, headline
+
+__all__ = ["write_markdown"]
+
+_MAX_CELL = 500
+_VERDICT = {"passed": "PASSED", "failed": "FAILED", "no checks": "NO CHECKS"}
+
+
+def _cell(text: object, limit: int = _MAX_CELL) -> str:
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
+def _code(text: object) -> str:
+    """An inline code span that holds any text (a longer backtick fence than the text contains)."""
+    text = " ".join(str(text).split())[:_MAX_CELL].replace("|", "\\|")
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _count_cells(case: CaseRecord) -> list[str]:
+    counts = case.counts
+    cells = [str(counts["passed"]), str(counts["failed"]), str(counts["not_evaluated"]), str(counts["error"])]
+    if case.not_evaluated == "skip" and counts["not_evaluated"]:
+        cells[2] += " (skipped)"
+    return cells
+
+
+def _details(case: CaseRecord) -> list[str]:
+    out = ["", f"## {_code(case.id)}", "", f"**{_VERDICT[case.verdict]}**: {headline(case)}."]
+    if case.tags:
+        out.append(f"Tags: {', '.join(_cell(t) for t in case.tags)}.")
+    if (stats := case.stats) is not None:
+        out += ["", f"Repeated runs: {_cell(stats.line())}.", "",
+                "| Check | Runs passed | Pass rate | 95% CI | Not evaluated | Flaky | Informational |",
+                "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for c in stats.checks:
+            rate = "" if c.rate is None else f"{c.rate:.2f}"
+            lo, hi = c.interval
+            out.append(f"| {_cell(c.name)} | {c.passed}/{c.runs} | {rate} | {lo:.2f}-{hi:.2f} | {c.not_evaluated} "
+                       f"| {'yes' if c.flaky else ''} | {'yes' if c.informational else ''} |")  # fmt: skip
+    if case.expected is not None:
+        from .trace import step_text
+
+        steps = [step_text(e) for e in case.expected]
+        out.append("Expected trajectory: " + (", ".join(_code(s) for s in steps) or "none") + ".")
+    for run in case.runs:
+        extra = f", {run.attempts} attempts" if run.attempts > 1 else ""
+        label = f" ({_cell(run.label)})" if run.label else ""
+        out += ["", f"### Run {run.index + 1}: {'passed' if run.passed else 'failed'}{extra}{label}"]
+        if run.error:
+            out += ["", f"Error: {_cell(run.error)}"]
+        for turn in run.turns:
+            out += ["", f"#### Turn {turn.index + 1}: {'passed' if turn.passed else 'failed'}", ""]
+            if turn.user:
+                out.append(f"- User: {_cell(turn.user)}")
+            if turn.reply:
+                out.append(f"- Reply: {_cell(turn.reply)}")
+            if turn.error:
+                out.append(f"- Error: {_cell(turn.error)}")
+            out.append(f"- Tool calls ({turn.source}): " + (", ".join(_code(c) for c in turn.tool_calls) or "none"))
+            if turn.checks:
+                out += ["", "| Evaluator | Outcome | Score | Reason |", "|---|---|---|---|"]
+                out += [
+                    f"| {_cell(c.name)}{' (informational)' if c.informational else ''} | {c.outcome} | {'' if c.score is None else format(c.score, '.2f')} | {_cell(c.reason)} |"
+                    for c in turn.checks
+                ]
+    return out
+
+
+def write_markdown(report: Report) -> str:
+    out = [f"# {report.title} — {report.created}", "", f"{report.summary}.", ""]
+    if report.cases:
+        out += [
+            "| Case | Result | Score | Runs passed | Threshold | Checks passed | Failed | Not evaluated | Errors |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {_code(c.id)} | {_VERDICT[c.verdict]} | {c.score:.2f} | {c.runs_passed}/{len(c.runs)} "
+            f"| {c.threshold:.2f} | {' | '.join(_count_cells(c))} |"
+            for c in report.cases
+        ]
+    for case in report.cases:
+        out += _details(case)
+    return "\n".join(out) + "\n"

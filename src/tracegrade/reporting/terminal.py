@@ -1,0 +1,121 @@
+"""Terminal output: Rich tables and lines for the CLI, plain lines for pytest's terminal summary.
+Recorded text (names, arguments, reasons, replies) is always a `rich.text.Text`, never markup."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..results import EvalResult
+from ..trajectory import Trajectory
+from .model import CaseRecord, CheckRecord, Report, headline
+from .redact import Redactor
+
+__all__ = ["OUTCOME_STYLE", "case_lines", "print_case", "print_summary", "results_table", "trajectory_lines"]
+
+OUTCOME_STYLE = {"passed": "green", "failed": "red", "not_evaluated": "yellow", "error": "magenta"}
+_VERDICT_STYLE = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"), "no checks": ("NO CHECKS", "yellow")}
+_MAX_TEXT = 300
+_MAX_FAILED_TURNS = 10
+
+
+def results_table(results: Sequence[CheckRecord | EvalResult], title: str = "") -> Table:
+    """evaluator | outcome | score | reason, one row per check."""
+    table = Table(title=Text(title) if title else None, title_justify="left", show_lines=False)
+    table.add_column("evaluator", no_wrap=True)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("reason")
+    for r in results:
+        check = r if isinstance(r, CheckRecord) else CheckRecord.from_result(r)
+        score = "" if check.score is None else f"{check.score:.3f}"
+        table.add_row(
+            Text(check.name), Text(check.outcome, style=OUTCOME_STYLE[check.outcome]), score, Text(check.reason)
+        )
+    return table
+
+
+def trajectory_lines(traj: Trajectory, redactor: Redactor | None = None) -> list[Text]:
+    """One line per tool call (failed and deferred ones flagged) and a model-request line."""
+    lines = []
+    for i, call in enumerate(traj.calls(include_failed=True, include_deferred=True, include_blocked=True), 1):
+        line = Text(f"  {i}. {redactor.describe(call) if redactor else call.describe()}")
+        if call.failed:
+            line.append(" (failed: retry requested)" if call.retry_cause else " (failed)", style="red")
+        if call.deferred:
+            line.append(f" (deferred: {call.deferred})", style="yellow")
+        if call.blocked:  # denied or awaiting approval: never executed
+            line.append(f" ({call.blocked.replace('_', ' ')}: not executed)", style="yellow")
+        if call.agent:
+            line.append(f" {call.agent}", style="dim")
+        lines.append(line)
+    lines.extend(Text(f"  handoff: {h.source or '?'} -> {h.target or '?'}") for h in traj.handoffs)
+    tokens = sum(r.total_tokens or 0 for r in traj.model_requests)
+    lines.append(Text(f"  model requests: {len(traj.model_requests)}, tokens: {tokens}"))
+    return lines
+
+
+def print_case(
+    console: Console,
+    case: CaseRecord,
+    traj: Trajectory | None = None,
+    *,
+    verbose: bool = False,
+    redactor: Redactor | None = None,
+) -> None:
+    """A passing case as one line (unless `verbose`); otherwise a rule, its trajectory and its checks."""
+    word, style = _VERDICT_STYLE[case.verdict]
+    checks = [c for run in case.runs for c in run.checks]
+    if case.verdict == "passed" and not verbose:
+        console.print(Text.assemble((word, style), f" {case.id} ({len(checks)} checks)"), soft_wrap=True)
+        return
+    console.rule(Text(f"{word} {case.id}"))
+    if traj is not None:
+        for line in trajectory_lines(traj, redactor):
+            console.print(line, highlight=False)
+    console.print(results_table(checks))
+
+
+def print_summary(console: Console, report: Report) -> None:
+    """The repeated-run statistics of cases with several runs, then the summary line."""
+    for case in report.cases:
+        if (stats := case.stats) is not None:
+            word, style = _VERDICT_STYLE[case.verdict]
+            console.print(Text.assemble((word, style), f" {case.id} - {headline(case)}"), soft_wrap=True)
+            console.print(Text(f"  {stats.line()}"), soft_wrap=True)
+            for check in stats.checks:
+                if check.informational:
+                    console.print(Text(f"  informational: {check.describe()}", style="dim"), soft_wrap=True)
+    console.print(Text(report.summary, style="bold"), soft_wrap=True, highlight=False)
+
+
+def _clip(text: str, limit: int = _MAX_TEXT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def case_lines(report: Report) -> list[str]:
+    """Plain lines: per case its verdict, score and runs; for each failed turn the checks that did
+    not pass with their reasons and the observed trajectory; then the summary line."""
+    lines: list[str] = []
+    for case in report.cases:
+        lines.append(f"{case.verdict.upper()} {case.id} - {headline(case)}")
+        if (stats := case.stats) is not None:
+            lines.append(f"  {stats.line()}")
+        failed = [(run, turn) for run in case.runs for turn in run.turns if not turn.passed]
+        for run, turn in failed[:_MAX_FAILED_TURNS]:
+            lines.append(f"  run {run.index + 1}, turn {turn.index + 1}: {_clip(turn.user, 80)!r}")
+            if turn.error:
+                lines.append(f"    error: {_clip(turn.error)}")
+            for check in turn.checks:
+                if check.outcome != "passed":
+                    lines.append(f"    {check.name or 'check'} [{check.outcome}]: {_clip(check.reason)}")
+            lines.append(f"    trajectory ({turn.source}): {_clip(', '.join(turn.tool_calls) or 'no tool calls')}")
+        if len(failed) > _MAX_FAILED_TURNS:
+            lines.append(f"  ... and {len(failed) - _MAX_FAILED_TURNS} more failed turn(s)")
+    if report.cases:
+        lines.append(report.summary)
+    return lines

@@ -1,0 +1,279 @@
+"""The HTML report, loaded in headless Chromium: what its scripts render (case rows, verdicts, the
+trajectory diff, the span waterfall, the conversation), that recorded text stays text, redaction,
+and the pytest and batch surfaces that write it."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from _agents import run_captured
+from _browser import Browser, chromium
+from _plugin_helpers import clean_agent_eval_env, src  # noqa: F401
+from tracegrade import write_otlp_json
+from tracegrade.cli import main
+from tracegrade.pytest_plugin import session as _session  # noqa: F401  # loaded once, outside the inner sessions
+from tracegrade.reporting import CaseRecord, Report, read_json
+from tracegrade.reporting.html import write_html
+from tracegrade.reporting.trace import trajectory_diff
+
+ATTACK = "<script>document.title='pwned'</script><img src=x onerror=\"document.body.dataset.pwned=1\">"
+CARD = "4111-1111-1111-1111"
+SPEC = (
+    "evaluators:\n"
+    "  - TrajectoryMatch: {expected_trajectory: [search, {tool: fetch, args: {u: 9}}, answer]}\n"
+    "  - MaxToolCalls: 10\n"
+)
+
+needs_chromium = pytest.mark.skipif(chromium() is None, reason="needs headless Chromium (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("html")
+    # search, then two fetches issued by one model response (run in parallel; the first attempt
+    # fails and is retried), then answer
+    steps = [("search", {"q": ATTACK, "card": CARD}), [("fetch", {"u": 1}), ("fetch", {"u": 2})], ("answer", {"t": 1})]
+    write_otlp_json(run_captured(steps, fail=[1], sleep={"fetch": 0.05}), root / "a.json")
+    write_otlp_json(run_captured([("answer", {"t": 1}), ("search", {"q": "x"})]), root / "b.json")
+    (root / "spec.yaml").write_text(SPEC)
+    return root
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if chromium() is None:
+        pytest.skip("needs headless Chromium (apt-get install chromium)")
+    with Browser(width=1400, height=1000) as b:
+        yield b
+
+
+def _grade(traces: Path, out: Path, *extra: str, fmt: str = "html") -> int:
+    files = [str(traces / "a.json"), str(traces / "b.json")]
+    return main(["grade", *files, "--spec", str(traces / "spec.yaml"), "--format", fmt, "-o", str(out), *extra])
+
+
+@pytest.fixture(scope="module")
+def report(traces: Path) -> Path:
+    out = traces / "report.html"
+    assert _grade(traces, out, "--redact", "card") == 1
+    return out
+
+
+def _count(b: Browser, selector: str) -> int:
+    return int(b.evaluate(f"document.querySelectorAll({selector!r}).length"))
+
+
+@needs_chromium
+def test_the_report_renders_cases_checks_diff_markers_and_timeline_bars(
+    browser: Browser, report: Path, tmp_path: Path
+) -> None:
+    browser.open(report.as_uri())
+    assert browser.evaluate("document.body.dataset.rendered") == "1" and browser.exceptions == []
+    assert _count(browser, "tr.case-row") == 2 and _count(browser, "details.case[open]") == 2
+    assert browser.evaluate("[...document.querySelectorAll('tr.case-row td:nth-child(2)')].map(e => e.textContent)") == [
+        "FAILED", "FAILED"
+    ]  # fmt: skip
+    assert _count(browser, "tr.check-row") == 4
+    marks = browser.evaluate("[...document.querySelectorAll('#case-0 tr.diff-row')].map(r => r.dataset.mark)")
+    assert marks[0] == "match" and "args" in marks and marks[-1] == "match" and "extra" in marks
+    assert browser.evaluate("[...document.querySelectorAll('#case-1 tr.diff-row')].map(r => r.dataset.mark)") == [
+        "moved", "match", "missing", "moved"
+    ]  # fmt: skip
+    detail = browser.evaluate("document.querySelector('#case-0 tr.diff-args td:last-child').textContent")
+    assert "expected 9, got 1" in detail
+    # the waterfall: one agent bar per trace, a bar per model request and tool call
+    assert _count(browser, "#case-0 .bar.kind-agent") == 1 and _count(browser, "#case-0 .bar.kind-tool") == 6
+    assert _count(browser, "#case-0 .bar.kind-model") == 5 and _count(browser, "#case-1 .bar.kind-tool") == 2
+    assert _count(browser, "#case-0 .bar.failed") == 1 and _count(browser, "#case-0 .span-row .badge.failed") == 1
+    assert browser.evaluate("document.querySelector('#case-0 .span-row .badge.failed').textContent") == "retried"
+    assert _count(browser, "#case-0 .span-row.kind-tool .badge:not(.failed)") >= 2  # the parallel fetches
+    width = browser.evaluate("document.querySelector('#case-0 .bar.kind-agent').getBoundingClientRect().width")
+    assert width > 100  # the run spans the track; its children sit inside it
+    meta = browser.evaluate(
+        "[...document.querySelectorAll('#case-0 .span-row.kind-model .span-meta')].map(e => e.textContent)"
+    )
+    assert all(" tok" in m and ("ms" in m or "µs" in m) for m in meta)
+    shot = browser.screenshot(tmp_path / "report.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+@needs_chromium
+def test_recorded_text_renders_as_text_never_as_html(browser: Browser, report: Path) -> None:
+    browser.open(report.as_uri())
+    assert browser.evaluate("document.title").startswith("LLM Eval Report — ")
+    assert browser.evaluate("document.body.dataset.pwned") is None
+    assert _count(browser, "script") == 2 and _count(browser, "img") == 0  # the data and the page's own script
+    text = browser.evaluate("document.body.textContent")
+    assert f"search(q={ATTACK!r}, card='[redacted]')" in text
+    browser.evaluate("document.querySelector('#case-0 .span-row.kind-tool').click()")
+    attrs = browser.evaluate("document.querySelector('#case-0 .attrs').textContent")
+    assert "document.title='pwned'" in attrs and "[redacted]" in attrs and CARD not in attrs
+    assert CARD not in report.read_text()
+
+
+@needs_chromium
+def test_a_span_shows_its_attributes_on_click_and_its_children_collapse(browser: Browser, report: Path) -> None:
+    browser.open(report.as_uri())
+    rows = "#case-1 .span-row"
+    assert _count(browser, f"{rows}.hidden") == 0
+    browser.evaluate(f"document.querySelector('{rows}.kind-tool').click()")
+    assert _count(browser, "#case-1 .attrs:not(.hidden)") == 1
+    assert "gen_ai.tool.name" in browser.evaluate("document.querySelector('#case-1 .attrs').textContent")
+    browser.evaluate(f"document.querySelector('{rows} .toggle').click()")  # the agent run: fold its children
+    assert _count(browser, f"{rows}.hidden") == _count(browser, rows) - 1
+    assert _count(browser, "#case-1 .attrs:not(.hidden)") == 0
+    browser.evaluate(f"document.querySelector('{rows} .toggle').click()")
+    assert _count(browser, f"{rows}.hidden") == 0
+
+
+def test_redaction_hides_values_in_every_format_and_grading_is_unchanged(
+    traces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    plain = tmp_path / "plain.json"
+    assert _grade(traces, plain, fmt="json") == 1
+    assert CARD in plain.read_text()
+    for fmt in ("json", "markdown", "junit", "html"):
+        out = tmp_path / f"r.{fmt}"
+        assert _grade(traces, out, "--redact", "CARD", fmt=fmt) == 1
+        assert CARD not in out.read_text() and "[redacted]" in out.read_text(), fmt
+    outcomes = [
+        [[c["outcome"], c["score"]] for c in case["runs"][0]["turns"][0]["checks"]]
+        for path in (plain, tmp_path / "r.json")
+        for case in json.loads(path.read_text())["cases"]
+    ]
+    assert outcomes[:2] == outcomes[2:]
+    capsys.readouterr()
+    files = [str(traces / "a.json"), str(traces / "b.json")]
+    main(["grade", *files, "--spec", str(traces / "spec.yaml"), "-v", "--redact", "card"])
+    assert CARD not in capsys.readouterr().out
+
+
+def test_recorded_text_cannot_close_the_data_element() -> None:
+    case = CaseRecord.from_results("</script><script>alert(1)</script><!--", [])
+    page = write_html(Report([case]))
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+    assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in page
+    assert "http://" not in page and "https://" not in page  # nothing is fetched
+
+
+def test_the_diff_aligns_matches_missing_extra_moved_and_argument_mismatches() -> None:
+    expected = [{"tool": "a"}, {"tool": "b", "args": {"x": 1}}, {"tool": "c"}, {"tool": "d"}]
+    calls = [
+        {"name": "d", "args": {}},
+        {"name": "a", "args": {}},
+        {"name": "b", "args": {"x": 2}},
+        {"name": "e", "args": None},
+    ]
+    rows = trajectory_diff(expected, calls)
+    assert [r["mark"] for r in rows] == ["moved", "match", "args", "missing", "moved", "extra"]
+    assert rows[2]["detail"] == "key 'x': expected 1, got 2" and rows[5]["observed"] == "e(<args not recorded>)"
+
+
+MULTI_TURN = src(
+    """
+    import pytest
+    from tracegrade import AgentReply, Expect, Turn
+
+    async def agent(history):
+        return AgentReply("answer to <b>" + history[-1]["content"] + "</b>", ["lookup"])
+
+    @pytest.mark.agent_eval(runs=2)
+    async def test_chat_{name}(agent_eval):
+        turns = [Turn("first <i>question</i>"), Turn("second", Expect(tool_calls_include=["{tool}"]))]
+        (await agent_eval.run(agent=agent, turns=turns)).assert_threshold()
+    """
+)
+
+
+@needs_chromium
+def test_pytest_writes_html_json_and_junit_reports_merged_across_xdist_workers(
+    pytester: pytest.Pytester, browser: Browser
+) -> None:
+    pytester.makepyfile(test_one=MULTI_TURN.replace("{name}", "one").replace("{tool}", "lookup"),
+                        test_two=MULTI_TURN.replace("{name}", "two").replace("{tool}", "other"))  # fmt: skip
+    result = pytester.runpytest(
+        "-n", "2", "--agent-eval-live", "--agent-eval-html", "out/report.html", "--agent-eval-json", "out/r.json",
+        "--agent-eval-junit", "out/r.xml", "-p", "no:asyncio", "-p", "no:anyio", "-p", "no:logfire",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, failed=1)
+    page = pytester.path / "out" / "report.html"
+    result.stdout.fnmatch_lines([f"agent_eval: report written to {page}"])
+    summary = "2 eval(s): 1 passed, 1 failed; checks: 2 passed, 2 failed, 0 not evaluated, 0 errors"
+    assert summary in result.stdout.str() and "  pass@1 0.00, pass@2 0.00, pass^2 0.00" in result.stdout.str()
+    report = read_json((pytester.path / "out" / "r.json").read_text())  # both workers' cases, in node id order
+    assert [c.id for c in report.cases] == ["test_one.py::test_chat_one", "test_two.py::test_chat_two"]
+    assert [len(c.runs) for c in report.cases] == [2, 2] and report.summary == summary
+    root = ET.parse(pytester.path / "out" / "r.xml").getroot()
+    assert (root.get("tests"), root.get("failures")) == ("4", "2")
+    failing = [tc.get("name") for tc in root.iter("testcase") if tc.find("failure") is not None]
+    assert failing == ["ToolCallEvaluator [run 1, turn 2]", "ToolCallEvaluator [run 2, turn 2]"]
+    browser.open(page.as_uri())
+    assert browser.exceptions == []
+    assert browser.evaluate("[...document.querySelectorAll('tr.case-row a')].map(a => a.textContent)") == [
+        "test_one.py::test_chat_one", "test_two.py::test_chat_two"
+    ]  # fmt: skip
+    browser.evaluate("document.querySelector('#case-0').open = true")  # the passing case renders when opened
+    assert _count(browser, "#case-0 section.run") == 2
+    users = browser.evaluate(
+        "[...document.querySelectorAll('#case-0 .conversation .msg.user')].map(e => e.textContent)"
+    )
+    assert users[:2] == ["user (turn 1): first <i>question</i>", "user (turn 2): second"]
+    assert _count(browser, "#case-0 .conversation i") == 0
+    assert "answer to <b>second</b>" in browser.evaluate("document.querySelector('#case-0 .conversation').textContent")
+
+
+@needs_chromium
+def test_batch_writes_a_summary_page_linking_to_the_worst_traces(
+    traces: Path, tmp_path: Path, browser: Browser
+) -> None:
+    page = tmp_path / "batch.html"
+    args = ["batch", str(traces / "a.json"), str(traces / "b.json"), "--spec", str(traces / "spec.yaml")]
+    assert main([*args, "--workers", "1", "--html", str(page)]) == 1
+    browser.open(page.as_uri())
+    assert browser.evaluate("document.getElementById('summary').textContent").startswith(
+        "2 eval(s): 0 passed, 2 failed"
+    )
+    titles = browser.evaluate("[...document.querySelectorAll('h2')].map(e => e.textContent)")
+    assert titles[:3] == ["pass rate by evaluator and agent", "worst cohorts", "worst traces (2 of 2 failed)"]
+    links = browser.evaluate("[...document.querySelectorAll('table.summary-table a')].map(a => a.getAttribute('href'))")
+    assert links == ["#case-0", "#case-1"]
+    browser.evaluate("document.querySelector('table.summary-table a').click()")
+    assert browser.evaluate("location.hash") == "#case-0"
+    assert browser.evaluate("document.querySelector('#case-0 tr.check-row.failed td:nth-child(2)').textContent") in (
+        "MaxToolCalls", "TrajectoryMatch"
+    )  # fmt: skip
+
+
+@needs_chromium
+def test_repeated_runs_show_pass_at_k_rates_and_flaky_checks(browser: Browser, tmp_path: Path) -> None:
+    from tracegrade.reporting import CheckRecord, RunRecord, TurnRecord
+
+    def run(i: int, ok: bool) -> RunRecord:
+        checks = [
+            CheckRecord("Tools", "passed" if ok else "failed"),
+            CheckRecord("Budget", "failed", informational=True),
+        ]
+        return RunRecord(i, ok, [TurnRecord(0, ok, checks)])
+
+    case = CaseRecord("t.py::test_refund", True, [run(0, True), run(1, False), run(2, True)], threshold=0.6)
+    page = tmp_path / "stats.html"
+    page.write_text(write_html(Report([case])))
+    browser.open(page.as_uri())
+    browser.evaluate("document.querySelector('#case-0').open = true")
+    assert browser.evaluate("document.querySelector('#case-0 .pass-k').textContent") == (
+        "pass@1 0.67, pass@3 1.00, pass^3 0.00"
+    )
+    rows = browser.evaluate(
+        "[...document.querySelectorAll('#case-0 tr.stat-row')].map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert rows == [
+        ["Tools", "2/3", "0.67", "0.21–0.94", "0", "flaky"],
+        ["Budget", "0/3", "0.00", "0.00–0.56", "0", "informational"],
+    ]
+    assert browser.evaluate("document.querySelector('#case-0 summary .badge.flaky').textContent") == "flaky: Tools"

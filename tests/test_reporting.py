@@ -1,0 +1,224 @@
+"""`tracegrade.reporting`: one summary for the CLI and the plugin, literal terminal text, JUnit and
+JSON documents."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from _agents import run_captured
+from _plugin_helpers import assert_in_order, clean_agent_eval_env, src  # noqa: F401
+from tracegrade import write_otlp_json
+from tracegrade.cli import main
+from tracegrade.pytest_plugin import session as _session  # noqa: F401  # loaded once, outside the inner sessions
+from tracegrade.reporting import (
+    CaseRecord,
+    CheckRecord,
+    Report,
+    RunRecord,
+    TurnRecord,
+    read_json,
+    write_json,
+    write_junit,
+    write_markdown,
+)
+from tracegrade.reporting.terminal import case_lines, print_case, results_table
+from tracegrade.results import EvalResult
+
+MARKUP = "[urgent] refund [bold]now[/bold] [/x]"
+SUMMARY = re.compile(r"^\d+ eval\(s\): .*errors$", re.M)
+
+# The same two graded runs on both surfaces: `search` then `answer` (passes both checks), and
+# `search` alone (misses `answer`, within the budget).
+SPEC = "evaluators:\n  - ToolCorrectness: {expected_tools: [search, answer]}\n  - MaxToolCalls: 2\n"
+PLUGIN_TESTS = src(
+    """
+    import pytest
+    from tracegrade import AgentReply, Expect, Turn
+
+    EXPECT = Expect(tool_calls_include=["search", "answer"], max_tool_calls=2)
+
+    @pytest.mark.agent_eval
+    def test_a_both(agent_eval):
+        agent_eval.run_sync(agent=lambda h: AgentReply("ok", ["search", "answer"]), turns=[Turn("go", EXPECT)]).assert_threshold()
+
+    @pytest.mark.agent_eval
+    def test_b_search_only(agent_eval):
+        agent_eval.run_sync(agent=lambda h: AgentReply("ok", ["search"]), turns=[Turn("go", EXPECT)]).assert_threshold()
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("traces")
+    write_otlp_json(run_captured([("search", {"q": "x"}), ("answer", {"text": "hi"})]), root / "a.json")
+    write_otlp_json(run_captured([("search", {"q": "x"})]), root / "b.json")
+    (root / "spec.yaml").write_text(SPEC)
+    return root
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_the_cli_and_the_plugin_print_the_same_summary_for_the_same_results(
+    traces: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _cli(
+        capsys, "grade", str(traces / "a.json"), str(traces / "b.json"), "--spec", str(traces / "spec.yaml")
+    )
+    assert code == 1
+    [cli_line] = SUMMARY.findall(out)
+    assert cli_line == "2 eval(s): 1 passed, 1 failed; checks: 3 passed, 1 failed, 0 not evaluated, 0 errors"
+    pytester.makepyfile(test_evals=PLUGIN_TESTS)
+    result = pytester.runpytest("--agent-eval-live", "-p", "no:asyncio", "-p", "no:anyio")
+    result.assert_outcomes(passed=1, failed=1)
+    assert SUMMARY.findall(result.stdout.str()) == [cli_line]
+
+
+def test_the_cli_and_the_plugin_write_json_and_junit_with_the_same_totals(
+    traces: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [str(traces / "a.json"), str(traces / "b.json")]
+    spec = str(traces / "spec.yaml")
+    cli_json, cli_junit = pytester.path / "cli.json", pytester.path / "cli.xml"
+    assert main(["grade", *files, "--spec", spec, "--format", "json", "-o", str(cli_json)]) == 1
+    assert main(["grade", *files, "--spec", spec, "--format", "junit", "-o", str(cli_junit)]) == 1
+    assert "2 eval(s): 1 passed, 1 failed" in capsys.readouterr().err  # the summary goes to stderr with -o
+    pytester.makepyfile(test_evals=PLUGIN_TESTS)
+    result = pytester.runpytest(
+        "--agent-eval-live", "--agent-eval-json", "out/r.json", "--agent-eval-junit", "out/r.xml", "-p", "no:asyncio"
+    )
+    result.stdout.fnmatch_lines([f"agent_eval: report written to {pytester.path / 'out' / 'r.json'}"])
+    plugin_json = json.loads((pytester.path / "out" / "r.json").read_text())
+    assert plugin_json["summary"] == json.loads(cli_json.read_text())["summary"]
+    for xml in (cli_junit, pytester.path / "out" / "r.xml"):
+        root = ET.parse(xml).getroot()
+        assert (root.tag, root.get("tests"), root.get("failures"), root.get("errors")) == ("testsuites", "4", "1", "0")
+        assert [s.get("failures") for s in root.iter("testsuite")] == ["0", "1"]
+
+
+def test_recorded_markup_is_printed_literally_in_the_terminal_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    console = Console(record=True, width=300, color_system="truecolor")
+    check = CheckRecord(MARKUP, "failed", f"argument note={MARKUP!r}", 0.5)
+    console.print(results_table([check, EvalResult(False, MARKUP, name="[red]x[/red]")]))
+    case = CaseRecord.from_results(f"trace {MARKUP}", [EvalResult(False, MARKUP, name="Check")])
+    print_case(console, case)
+    text = console.export_text()
+    assert text.count(MARKUP) == 5 and "[red]x[/red]" in text and f"FAIL trace {MARKUP}" in text
+    assert all(MARKUP in line for line in case_lines(Report([case])) if "Check [failed]" in line)
+
+
+def test_the_cli_prints_a_tool_argument_with_markup_as_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    trace = write_otlp_json(run_captured([("refund", {"note": MARKUP})], reply=MARKUP), tmp_path / "t.json")
+    (tmp_path / "spec.yaml").write_text("evaluators:\n  - MaxToolCalls: 0\n")
+    code, out = _cli(capsys, "grade", str(trace), "--spec", str(tmp_path / "spec.yaml"))
+    assert code == 1 and f"refund(note='{MARKUP}')" in out
+
+
+def _sample_report() -> Report:
+    turn = TurnRecord(0, False, [CheckRecord("A", "passed", "", 1.0), CheckRecord("B", "failed", "no <b>"),
+                                 CheckRecord("C", "not_evaluated", "args not recorded"),
+                                 CheckRecord("D", "error", "judge \x00 raised")], "u", "r", ["f(x=1)"])  # fmt: skip
+    fine = TurnRecord(1, True, [CheckRecord("A", "passed")])
+    return Report([
+        CaseRecord("t.py::skip", False, [RunRecord(0, False, [turn, fine]), RunRecord(1, True, [fine])], 0.5, "skip"),
+        CaseRecord("t.py::fail", False, [RunRecord(0, False, [turn], attempts=2, error="agent timed out")]),
+        CaseRecord("t.py::none", True, [RunRecord(0, True, [TurnRecord(0, True)])]),
+    ], not_live=2)  # fmt: skip
+
+
+def test_junit_is_well_formed_xml_with_the_counts_of_every_outcome() -> None:
+    root = ET.fromstring(write_junit(_sample_report()))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    skip, fail = suites["t.py::skip"], suites["t.py::fail"]
+    # policy "skip": the not_evaluated check is <skipped>; policy "fail": a <failure>
+    assert [skip.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["6", "1", "1", "1"]
+    assert [fail.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["5", "2", "2", "0"]
+    assert [root.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["11", "3", "3", "1"]
+    props = {p.get("name"): p.get("value") for p in skip.iter("property")}
+    assert props["runs_passed"] == "1" and props["runs_total"] == "2" and props["threshold"] == "0.5000"
+    errors = [e.get("message") for e in fail.iter("error")]
+    assert errors == ["agent timed out", "judge \ufffd raised"]  # a NUL cannot be in XML at all
+    assert [tc.get("name") for tc in skip.iter("testcase")][:2] == ["A [run 1, turn 1]", "B [run 1, turn 1]"]
+
+
+def test_a_case_without_checks_is_neither_passed_nor_failed() -> None:
+    report = _sample_report()
+    assert [c.verdict for c in report.cases] == ["failed", "failed", "no checks"]
+    assert report.summary == (
+        "3 eval(s): 0 passed, 2 failed, 1 no checks, 2 skipped (not live); "
+        "checks: 4 passed, 2 failed, 2 not evaluated (1 skipped), 2 errors"
+    )
+
+
+def test_markdown_keeps_the_report_heading_and_makes_recorded_text_inert() -> None:
+    report = _sample_report()
+    report.cases[0].runs[0].turns[0].tool_calls = ["f(x='`a|b`')"]
+    text = write_markdown(report)
+    assert text.startswith(f"# LLM Eval Report — {report.created}\n")
+    assert_in_order(text, report.summary + ".", "| `t.py::fail` | FAILED | 0.00 | 0/1 | 1.00 | 1 | 1 | 1 | 1 |",
+                    "- Tool calls (spans): ``f(x='`a\\|b`')``", "| B | failed |  | no &lt;b&gt; |")  # fmt: skip
+
+
+def test_json_round_trips_to_the_same_report() -> None:
+    report = _sample_report()
+    doc = write_json(report)
+    assert read_json(doc) == report
+    assert json.loads(doc)["summary"]["line"] == report.summary
+
+
+_text = st.text(max_size=20)
+_checks = st.lists(st.builds(CheckRecord, _text, st.sampled_from(["passed", "failed", "not_evaluated", "error"]),
+                             _text, st.none() | st.floats(0, 1)), max_size=3)  # fmt: skip
+_turns = st.lists(st.builds(TurnRecord, st.integers(0, 5), st.booleans(), _checks, _text, _text,
+                            st.lists(_text, max_size=2), st.sampled_from(["spans", "returned", "none"]),
+                            st.none() | _text), max_size=2)  # fmt: skip
+_runs = st.lists(st.builds(RunRecord, st.integers(0, 5), st.booleans(), _turns, st.integers(1, 3), st.none() | _text),
+                 max_size=2)  # fmt: skip
+_steps = st.lists(
+    st.fixed_dictionaries(
+        {"tool": _text, "args": st.none() | st.dictionaries(_text, st.integers()), "optional": st.booleans()}
+    ),
+    max_size=2,
+)
+_cases = st.builds(
+    CaseRecord,
+    _text,
+    st.booleans(),
+    _runs,
+    st.floats(0, 1),
+    st.sampled_from(["fail", "skip"]),
+    st.lists(_text, max_size=2),
+    st.none() | _steps,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_cases, max_size=3), st.integers(0, 3))
+def test_any_report_round_trips_through_json_and_its_junit_parses(cases: list[CaseRecord], not_live: int) -> None:
+    report = Report(cases, not_live)
+    assert read_json(write_json(report)) == report
+    root = ET.fromstring(write_junit(report))
+    assert int(root.get("tests", "")) == sum(sum(c.counts.values()) + sum(bool(r.error) for r in c.runs) for c in cases)
+
+
+def test_a_json_document_of_another_kind_is_refused_with_the_reason() -> None:
+    with pytest.raises(ValueError, match="not a tracegrade JSON report"):
+        read_json("[]")
+    doc = json.loads(write_json(_sample_report()))
+    doc["cases"][1]["runs"][0]["turns"][0]["checks"][0]["outcome"] = "maybe"
+    with pytest.raises(ValueError, match=r"cases\[1\]: ValueError: check outcome must be one of"):
+        read_json(json.dumps(doc))
