@@ -52,16 +52,21 @@ def test_show_command_renders_tree_and_trajectory(cap, tmp_path: Path, capsys: p
 
 
 def test_readme_commands_succeed_on_the_shipped_fixtures(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     root = Path(__file__).resolve().parent.parent
     readme = (root / "README.md").read_text()
     section = readme[readme.index("## Recorded telemetry") :]
     commands = [line.split("#")[0].split() for line in section.splitlines() if line.startswith("tracegrade ")]
-    assert [c[:2] for c in commands] == [["tracegrade", "grade"], ["tracegrade", "show"], ["tracegrade", "show"]]
+    assert [c[:2] for c in commands] == [["tracegrade", "grade"]] * 2 + [["tracegrade", "show"]] * 2
     monkeypatch.chdir(root)
     for command in commands:
+        if "-o" in command:  # the report goes to a scratch directory, not into the checkout
+            at = command.index("-o") + 1
+            command[at] = str(tmp_path / command[at])
         assert main(command[1:]) == 0, command
+    page = (tmp_path / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "5b8efff798038103d269b633813fc60c" in page
     out = capsys.readouterr().out
     assert "4 eval(s): 4 passed, 0 failed; checks: 24 passed, 0 failed, 0 not evaluated, 0 errors" in out
     for dialect in ("genai", "openinference", "openllmetry", "pydantic_ai"):
@@ -104,3 +109,44 @@ def test_show_explain_says_what_each_span_was_read_as(
     out = capsys.readouterr().out
     assert "not recorded (tool calls): model request 'chat gpt-4o' (opentelemetry.instrumentation.openai_v2)" in out
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in out
+
+
+def test_version_and_every_option_of_every_command_has_help_text(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from tracegrade._version import __version__
+    from tracegrade.cli import build_parser, main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"tracegrade {__version__}"
+    parser = build_parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    undocumented = [
+        f"{name} {'/'.join(action.option_strings) or action.dest}"
+        for name, command in sub.choices.items()
+        for action in command._actions
+        if not isinstance(action, argparse._HelpAction) and not action.help
+    ]
+    assert not undocumented, undocumented
+
+
+def test_an_unknown_dialect_is_refused_with_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    from tracegrade.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["show", "fixtures/dialects", "--dialect", "genia"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "invalid choice: 'genia'" in err and "'genai'" in err
+
+
+def test_warnings_print_as_one_line_without_the_source_that_raised_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "dialects" / "genai.json", tmp_path)
+    (tmp_path / "notes.txt").write_text("not a trace")
+    assert main(["show", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"tracegrade show: warning: {tmp_path}: ignored 1 file(s) without a trace file suffix (notes.txt)"]

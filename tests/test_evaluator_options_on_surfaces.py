@@ -71,7 +71,7 @@ def test_expect_steps_fail_with_expected_vs_actual_and_wrong_modes_name_the_fiel
     assert (name, outcome) == ("TrajectoryMatch", "failed") and "expected: [\"search(q='y')\"]" in reason
     with pytest.raises(ValueError, match=r"ToolCallArgsConfig\.mode: must be one of"):
         Expect(tool_calls_args=[ToolCallArgsConfig("fetch", {"id": 7}, mode="fuzzy")])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"ToolCallArgsEvaluator\.occurrence: must be"):
+    with pytest.raises(ValueError, match=r"ToolCallArgsConfig\.occurrence: must be"):
         Expect(tool_calls_args=[ToolCallArgsConfig("fetch", {"id": 7}, occurrence=-1)])
 
 

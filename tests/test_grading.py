@@ -96,3 +96,15 @@ def test_eval_result_invariants() -> None:
 def test_returned_calls_trajectory() -> None:
     traj = Trajectory.from_calls(["a", "b"])
     assert grade(traj, [ToolCorrectness(["a", "b"])])[0].passed
+
+
+def test_not_recorded_arguments_are_none_and_no_arguments_are_an_empty_dict() -> None:
+    """DESIGN and pytest-agent-eval: `ToolCall.args` is None when not recorded (`NOT_RECORDED is None`);
+    `{}` means the call was recorded with no arguments; JSON `null` text is kept as recorded."""
+    from tracegrade import NOT_RECORDED, ToolCall
+    from tracegrade.trajectory import parse_args
+
+    assert NOT_RECORDED is None
+    assert ToolCall("search").args is None and not ToolCall("search").args_recorded
+    assert ToolCall("search", {}).args == {} and ToolCall("search", {}).args_recorded
+    assert parse_args("null") == "null" and parse_args('{"q": 1}') == {"q": 1}

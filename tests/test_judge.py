@@ -4,6 +4,8 @@ timeouts as errors, deterministic short-circuits with zero model calls, and what
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import inspect
 import json
 from typing import Any
 
@@ -16,7 +18,13 @@ from _agents import run_captured
 from _plugin_helpers import assert_in_order, clean_agent_eval_env, src  # noqa: F401
 from tracegrade import NOT_RECORDED, EvalResult, ToolCall, Trajectory, TurnContext
 from tracegrade.evaluators import judge as judge_module
-from tracegrade.evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge, fence
+from tracegrade.evaluators.judge import (
+    JudgeEvaluator,
+    JudgeParameters,
+    ToolCallArgsJudgeEvaluator,
+    TrajectoryJudge,
+    fence,
+)
 
 
 class Judge:
@@ -169,6 +177,78 @@ def test_invalid_parameters_raise_at_construction() -> None:
         JudgeEvaluator("r", retries=-1)
     with pytest.raises(ValueError, match="timeout: must be a number of seconds > 0"):
         JudgeEvaluator("r", timeout=0)
+
+
+JUDGE_SIGNATURES = {
+    JudgeEvaluator: ["rubric", "model", "retries", "timeout", "evaluation_name"],
+    ToolCallArgsJudgeEvaluator: ["tool", "rubric", "model", "retries", "timeout", "evaluation_name"],
+    TrajectoryJudge: ["rubric", "model", "retries", "timeout", "max_chars", "include_results", "evaluation_name"],
+}
+
+
+def test_the_judge_parameters_are_declared_once_for_the_judges_the_sugar_and_the_bridge() -> None:
+    from tracegrade.bridges import pydantic_evals as bridge
+    from tracegrade.pytest_plugin.transcript import JudgeConfig
+
+    declared = {f.name: f for f in dataclasses.fields(JudgeParameters)}
+    assert list(declared) == ["rubric", "model", "retries", "timeout"]
+    users = [*JUDGE_SIGNATURES, JudgeConfig, bridge.JudgeEvaluator, bridge.ToolCallArgsJudgeEvaluator,
+             bridge.TrajectoryJudge]  # fmt: skip
+    for cls in users:
+        inherited = {f.name: f for f in dataclasses.fields(cls) if f.name in declared}
+        assert all(inherited[name] is field_ for name, field_ in declared.items()), cls
+
+
+def test_the_judges_keep_their_positional_signatures() -> None:
+    from tracegrade.bridges import pydantic_evals as bridge
+
+    for cls, names in JUDGE_SIGNATURES.items():
+        for klass in (cls, getattr(bridge, cls.__name__)):
+            params = inspect.signature(klass).parameters.values()
+            assert [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD] == names, klass
+    judge = ToolCallArgsJudgeEvaluator("book_slot", "Within business hours.", "test", 0, 5.0)
+    assert (judge.tool, judge.rubric, judge.model, judge.retries, judge.timeout) == (
+        "book_slot", "Within business hours.", "test", 0, 5.0)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rubric": "  "}, "rubric: must be a non-empty string, got '  '"),
+        ({"rubric": 3}, "rubric: must be a string, got 3"),
+        ({"rubric": "r", "retries": -1}, "retries: must be an integer >= 0, got -1"),
+        ({"rubric": "r", "retries": True}, "retries: must be an integer, got True"),
+        ({"rubric": "r", "timeout": 0}, "timeout: must be a number of seconds > 0, got 0"),
+        ({"rubric": "r", "timeout": "30"}, "timeout: must be a number, got '30'"),
+    ],
+)
+def test_a_bad_judge_parameter_gets_the_same_message_everywhere(kwargs: dict[str, Any], message: str) -> None:
+    from tracegrade.bridges import pydantic_evals as bridge
+    from tracegrade.errors import ExpectError, ParameterError
+    from tracegrade.pytest_plugin.transcript import Expect, JudgeConfig, ToolCallArgsConfig
+
+    builds = {
+        "JudgeEvaluator": lambda: JudgeEvaluator(**kwargs),
+        "ToolCallArgsJudgeEvaluator": lambda: ToolCallArgsJudgeEvaluator(tool="t", **kwargs),
+        "TrajectoryJudge": lambda: TrajectoryJudge(**kwargs),
+        "JudgeConfig": lambda: JudgeConfig(**kwargs),
+    }
+    for owner, build in builds.items():
+        with pytest.raises(ParameterError) as caught:
+            build()
+        assert str(caught.value) == f"{owner}.{message}"
+        with pytest.raises(ParameterError) as caught:
+            getattr(bridge, owner, JudgeConfig)(**({"tool": "t"} if "Tool" in owner else {}), **kwargs)
+        assert str(caught.value) == f"{owner}.{message}"
+    with pytest.raises(ExpectError) as expect_error:
+        Expect(judge=kwargs)
+    assert str(expect_error.value) == f"judge.{message}"
+    with pytest.raises(ExpectError) as expect_error:
+        Expect(tool_calls_args=[{"tool": "t", "judge": kwargs}])
+    assert str(expect_error.value) == f"tool_calls_args[0].judge.{message}"
+    with pytest.raises(ParameterError) as caught:
+        ToolCallArgsConfig("t", judge=kwargs)  # type: ignore[arg-type]
+    assert str(caught.value) == f"ToolCallArgsConfig.judge.{message}"
 
 
 def test_fence_is_one_line_of_json_that_decodes_to_the_text_and_holds_no_tag() -> None:

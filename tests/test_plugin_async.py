@@ -98,7 +98,7 @@ def test_reference_example_runs_exactly_as_written(pytester: pytest.Pytester, co
         result.stdout.str(),
         "LLM eval failed: score=0.00 < threshold=0.80 (0/3 runs passed)",
         "FAILED test_reference.py::test_full_booking_flow - score 0.00 (0/3 runs passed, threshold 0.80)",
-        "ContainsEvaluator [failed]: reply contains none of ['email', 'sent', 'confirmation']",
+        "ContainsEvaluator [failed]: Reply did not contain any of ['email', 'sent', 'confirmation']",
     )
     assert "not natively supported" not in result.stdout.str()
 

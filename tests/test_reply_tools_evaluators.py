@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from typing import Any
 
@@ -10,7 +11,9 @@ import pytest
 
 from _agents import run_captured
 from tracegrade import EvalResult, ToolCall, TurnContext, grade
-from tracegrade.evaluators import ContainsEvaluator, ToolCallArgsEvaluator, ToolCallEvaluator
+from tracegrade.errors import ParameterError
+from tracegrade.evaluators import ContainsEvaluator, ToolCallArgsEvaluator, ToolCallEvaluator, ToolCorrectness
+from tracegrade.pytest_plugin.transcript import ToolCallArgsConfig
 
 
 def check(evaluator: Any, ctx: TurnContext) -> EvalResult:
@@ -40,12 +43,12 @@ def test_evaluate_is_async_as_the_protocol_says(cls: type) -> None:
 def test_any_of_is_case_insensitive_by_default() -> None:
     assert check(ContainsEvaluator(any_of=["confirmed", "booked"]), reply("Your table is BOOKED")).passed
     result = check(ContainsEvaluator(any_of=["confirmed", "booked"]), reply("Sorry, we are full"))
-    assert not result.passed and "contains none of ['confirmed', 'booked']" in result.reasoning
+    assert not result.passed and "Reply did not contain any of ['confirmed', 'booked']" in result.reasoning
 
 
 def test_all_of_names_what_is_missing() -> None:
     result = check(ContainsEvaluator(all_of=["booking", "reference number"]), reply("Booking done"))
-    assert not result.passed and "is missing ['reference number']" in result.reasoning
+    assert not result.passed and "Reply missing required strings: ['reference number']" in result.reasoning
 
 
 def test_regexes_use_search() -> None:
@@ -54,7 +57,7 @@ def test_regexes_use_search() -> None:
     ev = ContainsEvaluator(matches_all=[r"\d{1,2}(am|pm)", r"tomorrow"])
     assert check(ev, reply("Tomorrow at 10AM")).passed  # case-insensitive regexes too
     result = check(ev, reply("Tomorrow at noon"))
-    assert not result.passed and r"does not match ['\\d{1,2}(am|pm)']" in result.reasoning
+    assert not result.passed and r"Reply missing required patterns: ['\\d{1,2}(am|pm)']" in result.reasoning
 
 
 def test_substring_and_regex_checks_compose() -> None:
@@ -183,3 +186,53 @@ def test_invalid_parameters_raise() -> None:
         ToolCallArgsEvaluator(tool="t", args=["time"])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="ToolCallEvaluator.must_include: must be a list of strings"):
         ToolCallEvaluator(must_include="book")  # type: ignore[arg-type]
+
+
+# --- one body and one declaration across the two families ------------------------------------------
+
+
+def test_tool_correctness_and_tool_call_evaluator_report_a_missing_tool_alike() -> None:
+    cap = run_captured([("search", {}), ("log", {})])
+    core, pytest_family = grade(cap, [ToolCorrectness(["search", "refund"], allow_extra=True),
+                                      ToolCallEvaluator(must_include=["search", "refund"])])  # fmt: skip
+    assert (
+        core.reasoning == pytest_family.reasoning == "missing required tool(s) ['refund'] (called: ['search', 'log'])"
+    )
+    strict, forbidding = grade(cap, [ToolCorrectness(["search"]), ToolCallEvaluator(must_exclude=["log"])])
+    assert strict.reasoning == "unexpected tool(s) called ['log'] (called: ['search', 'log'])"
+    assert forbidding.reasoning == "forbidden tool(s) called ['log'] (called: ['search', 'log'])"
+    # each keeps its documented semantics: ToolCorrectness counts repeats, ToolCallEvaluator does not
+    twice = ["search", "search"]
+    counted, present = grade(cap, [ToolCorrectness(twice, allow_extra=True), ToolCallEvaluator(must_include=twice)])
+    assert counted.reasoning.startswith("missing required tool(s) ['search'] ") and present.passed
+
+
+def test_tool_call_args_config_takes_the_evaluators_own_parameters() -> None:
+    evaluator = {f.name: f for f in dataclasses.fields(ToolCallArgsEvaluator)}
+    config = {f.name: f for f in dataclasses.fields(ToolCallArgsConfig)}
+    shared = ["tool", "mode", "recursive", "key_modes", "ignore_keys", "occurrence"]
+    assert all(config[name] is evaluator[name] for name in shared)
+    assert config["args"].default is None  # optional here: a `judge` may stand alone
+    params = inspect.signature(ToolCallArgsConfig).parameters
+    assert list(params) == ["tool", "args", "mode", "judge", "recursive", "key_modes", "ignore_keys", "occurrence"]
+    built = ToolCallArgsConfig("book", {"time": "10am"}, "exact", None, True, None, ["id"], "last").build()
+    assert built == [ToolCallArgsEvaluator("book", {"time": "10am"}, "exact", None, True, None, ["id"], "last")]
+    for cls in (ToolCallArgsEvaluator, ToolCallArgsConfig):
+        with pytest.raises(ParameterError) as caught:
+            cls("book", {}, key_modes={"id": "fuzzy"})
+        assert str(caught.value) == (
+            f"{cls.__name__}.key_modes.id: must be a mode in ('exact', 'subset', 'superset', 'ignore') "
+            "or a callable, got 'fuzzy'"
+        )
+
+
+def test_a_pass_says_which_text_matched_and_a_failure_names_only_what_is_missing() -> None:
+    ev = ContainsEvaluator(any_of=["confirmed", "booked"], matches_all=[r"BK-\d+", "tomorrow"])
+    ok = check(ev, reply("Booked for tomorrow, ref BK-12."))
+    assert ok.passed
+    assert ok.reasoning == (
+        "All substring and pattern checks passed (contains 'booked'; 'BK-\\\\d+' matched 'BK-12'; "
+        "'tomorrow' matched 'tomorrow')"
+    )
+    bad = check(ContainsEvaluator(matches_all=["tomorrow", r"BK-\d+"]), reply("Booked for tomorrow."))
+    assert not bad.passed and "BK-" in bad.reasoning and "tomorrow" not in bad.reasoning  # as pytest-agent-eval

@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -209,7 +210,13 @@ def _fraction(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ._version import __version__
+    from .dialects import DIALECTS
+
+    dialects = [d.name for d in DIALECTS]
+    dialect_help = "force one span convention instead of auto-detecting (choices: " + ", ".join(dialects) + ")"
     parser = argparse.ArgumentParser(prog="tracegrade", description="Grade AI agents from their OpenTelemetry traces.")
+    parser.add_argument("--version", action="version", version=f"tracegrade {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="record, grade and report a bundled deterministic agent (no network)")
     g = sub.add_parser("grade", help="grade recorded traces against a YAML spec; exit 1 if any trace fails")
@@ -217,11 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", metavar="PATH", help="trace files or directories (OTLP/JSON, JSONL, .pb, Jaeger)"
     )
     g.add_argument("--spec", required=True, help="YAML file with a top-level `evaluators:` list")
-    g.add_argument("--format", choices=["table", "json", "junit", "markdown", "html"], default="table")
+    g.add_argument("--format", choices=["table", "json", "junit", "markdown", "html"], default="table",
+                   help="report format (default: table, printed; the others go to stdout or -o FILE)")  # fmt: skip
     g.add_argument("-o", "--output", metavar="FILE", default=None, help="write the report to FILE (not with table)")
     g.add_argument("--not-evaluated", choices=["fail", "skip"], default="fail",
                    help="how a check that could not run (missing data) counts (default: fail)")  # fmt: skip
-    g.add_argument("--dialect", default=None, help="force one span convention instead of auto-detecting")
+    g.add_argument("--dialect", default=None, choices=dialects, metavar="DIALECT", help=dialect_help)
     g.add_argument("--redact", action="append", default=[], metavar="KEY_GLOB",
                    help="hide argument and attribute values under keys matching KEY_GLOB in every report format "
                    "(repeatable; grading sees the real values)")  # fmt: skip
@@ -234,8 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="report this evaluator's results (and statistics) without letting them fail (repeatable)")  # fmt: skip
     g.add_argument("-v", "--verbose", action="store_true", help="table format: detail passing traces too")
     s = sub.add_parser("show", help="render each trace as a tree, with its extracted trajectory")
-    s.add_argument("paths", nargs="+", metavar="PATH")
-    s.add_argument("--dialect", default=None)
+    s.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories (and their logs files)")
+    s.add_argument("--dialect", default=None, choices=dialects, metavar="DIALECT", help=dialect_help)
     s.add_argument("--explain", action="store_true",
                    help="say what each span was read as, by which dialect, what was ignored and what is not recorded")  # fmt: skip
     for name, (module, help_text) in _PLUGGED.items():
@@ -246,6 +254,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning(args.command)
+        return _run(args, console)
+
+
+def _show_warning(command: str) -> Callable[..., None]:
+    """Warnings print as `tracegrade <command>: warning: <message>`, without the source line that raised them."""
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        print(f"tracegrade {command}: warning: {message}", file=sys.stderr)
+
+    return show
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
     if args.command == "demo":
         return _demo(console)
     if args.command in _PLUGGED:

@@ -21,7 +21,6 @@ __all__ = [
     "Cost",
     "Handoff",
     "ModelRequest",
-    "NotRecorded",
     "ToolCall",
     "Trajectory",
     "args_cut_reason",
@@ -31,27 +30,9 @@ __all__ = [
 ]
 
 
-class NotRecorded:
-    """Marker for content the instrumentation did not record (e.g. `include_content=False`)."""
-
-    _instance: NotRecorded | None = None
-
-    def __new__(cls) -> NotRecorded:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NOT_RECORDED"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "NOT_RECORDED"
-
-
-NOT_RECORDED = NotRecorded()
+NOT_RECORDED: None = None
+"""What `ToolCall.args` is when the telemetry did not record the arguments (e.g. `include_content=False`):
+`None`, as in pytest-agent-eval. `{}` is a call recorded with no arguments."""
 
 ToolStatus = Literal["ok", "error"]
 Decision = Literal["allow", "deny", "require_approval"]
@@ -59,12 +40,14 @@ CallState = Literal["executed", "requested", "not_executed", "failed", "deferred
 
 
 def parse_args(raw: Any) -> Any:
-    """Arguments as recorded → a Python value: JSON text is decoded, anything else kept as is."""
+    """Arguments as recorded → a Python value: JSON text is decoded, anything else kept as is (JSON
+    `null` too: `None` means "not recorded")."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
+            value = json.loads(raw)
         except ValueError:
             return raw
+        return raw if value is None else value
     return raw
 
 

@@ -53,6 +53,7 @@ from .. import evaluators as _tg
 from ..dialects import extract
 from ..errors import TracegradeEvaluationError
 from ..evaluators.base import evaluator_name
+from ..evaluators.judge import JudgeParameters
 from ..grading import _coerce
 from ..results import EvalResult, TurnContext
 from ..spans import Span, SpanStatus
@@ -316,11 +317,8 @@ def turn_context(ctx: EvaluatorContext[Any, Any, Any], *, dialect: str | Dialect
 Value = Literal["auto", "passed", "score"]
 
 
-_JUDGES = (_tg.JudgeEvaluator, _tg.ToolCallArgsJudgeEvaluator, _tg.TrajectoryJudge)
-
-
 def _value_kind(evaluator: object, value: Value) -> Literal["passed", "score", "auto"]:
-    if value == "auto" and isinstance(evaluator, _JUDGES):
+    if value == "auto" and isinstance(evaluator, JudgeParameters):  # every judge: its verdict
         return "passed"
     return value
 

@@ -6,7 +6,6 @@ the context's `Trajectory` (extracted once per run and shared), never the agent'
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -23,7 +22,7 @@ from ..matching import (
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
 from .base import ScopedEvaluator, check_threshold, not_recorded_reason
-from .tools import check_arguments
+from .tools import check_arguments, check_tool_names
 
 __all__ = [
     "ArgumentCorrectness",
@@ -47,16 +46,8 @@ class ToolCorrectness(ScopedEvaluator):
 
     def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         names = [c.name for c in traj.calls(include_failed=self.include_failed)]
-        actual, expected = Counter(names), Counter(self.expected_tools)
-        missing, extra = expected - actual, actual - expected
-        problems: list[str] = []
-        if missing:
-            problems.append("missing tools: " + ", ".join(f"{n!r} (x{k})" for n, k in sorted(missing.items())))
-        if extra and not self.allow_extra:
-            problems.append("unexpected tools: " + ", ".join(f"{n!r} (x{k})" for n, k in sorted(extra.items())))
-        if problems:
-            return EvalResult(False, "; ".join(problems) + f" (actual: {names!r})")
-        return EvalResult(True, f"called {names!r}, as expected")
+        failed = check_tool_names(names, self.expected_tools, counted=True, only_required=not self.allow_extra)
+        return failed or EvalResult(True, f"called {names!r}, as expected")
 
 
 @dataclass(repr=False)

@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import ParameterError
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
-from .base import BaseEvaluator, require_trajectory
+from .base import BaseEvaluator, CheckedParameters, require_trajectory
 from .tools import calls_of
 
 if TYPE_CHECKING:
@@ -37,6 +36,7 @@ __all__ = [
     "RETRY_BACKOFF_SECONDS",
     "SYSTEM_PROMPT",
     "JudgeEvaluator",
+    "JudgeParameters",
     "JudgeVerdict",
     "ToolCallArgsJudgeEvaluator",
     "TrajectoryJudge",
@@ -155,24 +155,46 @@ def _conversation(ctx: TurnContext, limit: int | None = None) -> str | None:
     return fence("conversation", messages)
 
 
-class _JudgeMachinery:
-    """Model resolution, the cached judge agent, retries and timeouts; shared by the three judges."""
+@dataclass(repr=False)
+class JudgeParameters(CheckedParameters):
+    """The parameters every judge takes, declared and checked once: the three judges and the pytest
+    sugar's `JudgeConfig` inherit them. `model` falls back to `judge_model` / `model` in
+    `[tool.agent_eval]`; an exception is retried `retries` times; `timeout` is seconds per attempt."""
 
     rubric: str
-    model: str | Model | None
-    retries: int
-    timeout: float
-    _agents: list[tuple[Any, Agent[None, JudgeVerdict]]]
+    model: str | Model | None = None
+    retries: int = 2
+    timeout: float = 30.0
 
-    def _validate(self) -> None:
-        if not isinstance(self.rubric, str) or not self.rubric.strip():
-            raise ParameterError(type(self).__name__, "rubric", f"must be a non-empty string, got {self.rubric!r}")
-        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
-            raise ParameterError(type(self).__name__, "retries", f"must be an integer >= 0, got {self.retries!r}")
-        if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float) or self.timeout <= 0:
-            raise ParameterError(
-                type(self).__name__, "timeout", f"must be a number of seconds > 0, got {self.timeout!r}"
-            )
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.rubric.strip():
+            raise self._invalid("rubric", f"must be a non-empty string, got {self.rubric!r}")
+        if self.retries < 0:
+            raise self._invalid("retries", f"must be an integer >= 0, got {self.retries!r}")
+        if self.timeout <= 0:
+            raise self._invalid("timeout", f"must be a number of seconds > 0, got {self.timeout!r}")
+
+
+@dataclass(repr=False)
+class _OneTool(CheckedParameters):
+    """`tool`, the name of the tool a check is about (placed before the judge parameters)."""
+
+    tool: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.tool:
+            raise self._invalid("tool", f"must be a tool name, got {self.tool!r}")
+
+
+@dataclass(repr=False)
+class _Judge(JudgeParameters, BaseEvaluator):
+    """Model resolution, the cached judge agent, retries and timeouts; shared by the three judges."""
+
+    _agents: list[tuple[Any, Agent[None, JudgeVerdict]]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     def _resolve_model(self, ctx: TurnContext) -> str | Model | None:
         if self.model is not None:
@@ -222,22 +244,11 @@ class _JudgeMachinery:
 
 
 @dataclass(repr=False)
-class JudgeEvaluator(_JudgeMachinery, BaseEvaluator):
+class JudgeEvaluator(_Judge):
     """An LLM decides whether the reply satisfies `rubric` (it also sees the user message and the
     conversation so far)."""
 
-    rubric: str
-    model: str | Model | None = None
-    retries: int = 2
-    timeout: float = 30.0
     evaluation_name: str | None = field(default=None)
-    _agents: list[tuple[Any, Agent[None, JudgeVerdict]]] = field(
-        default_factory=list, init=False, repr=False, compare=False
-    )
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._validate()
 
     def prompt(self, ctx: TurnContext) -> str:
         """What the judge is shown for this turn."""
@@ -252,27 +263,14 @@ class JudgeEvaluator(_JudgeMachinery, BaseEvaluator):
 
 
 @dataclass(repr=False)
-class ToolCallArgsJudgeEvaluator(_JudgeMachinery, BaseEvaluator):
-    """An LLM decides whether the arguments of some call of `tool` in the turn satisfy `rubric`.
+class ToolCallArgsJudgeEvaluator(_Judge, _OneTool):
+    """An LLM decides whether the arguments of some call of `tool` in the turn satisfy `rubric`
+    (`tool` comes first: the judge parameters follow it).
 
     Never called and arguments not captured fail before any model call.
     """
 
-    tool: str
-    rubric: str
-    model: str | Model | None = None
-    retries: int = 2
-    timeout: float = 30.0
     evaluation_name: str | None = field(default=None)
-    _agents: list[tuple[Any, Agent[None, JudgeVerdict]]] = field(
-        default_factory=list, init=False, repr=False, compare=False
-    )
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not self.tool:
-            raise ParameterError("ToolCallArgsJudgeEvaluator", "tool", f"must be a tool name, got {self.tool!r}")
-        self._validate()
 
     def prompt(self, ctx: TurnContext, calls: Sequence[ToolCall]) -> str:
         listed = [{"call": i, "arguments": c.args} for i, c in enumerate(calls, 1)]
@@ -295,7 +293,7 @@ class ToolCallArgsJudgeEvaluator(_JudgeMachinery, BaseEvaluator):
 
 
 @dataclass(repr=False)
-class TrajectoryJudge(_JudgeMachinery, BaseEvaluator):
+class TrajectoryJudge(_Judge):
     """An LLM grades the whole run against `rubric`: the user input, every tool call in order (name,
     arguments, result, errors and retries) and the final reply.
 
@@ -304,22 +302,14 @@ class TrajectoryJudge(_JudgeMachinery, BaseEvaluator):
     error to a tenth of it. `include_results=False` leaves tool results out.
     """
 
-    rubric: str
-    model: str | Model | None = None
-    retries: int = 2
-    timeout: float = 30.0
     max_chars: int = 20_000
     include_results: bool = True
     evaluation_name: str | None = field(default=None)
-    _agents: list[tuple[Any, Agent[None, JudgeVerdict]]] = field(
-        default_factory=list, init=False, repr=False, compare=False
-    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._validate()
-        if isinstance(self.max_chars, bool) or not isinstance(self.max_chars, int) or self.max_chars < 200:
-            raise ParameterError("TrajectoryJudge", "max_chars", f"must be an integer >= 200, got {self.max_chars!r}")
+        if self.max_chars < 200:
+            raise self._invalid("max_chars", f"must be an integer >= 200, got {self.max_chars!r}")
 
     def _clip(self, value: Any) -> Any:
         """`value` as is when its JSON is short, else its JSON (or text) cut to a tenth of `max_chars`."""

@@ -51,15 +51,28 @@ class ContainsEvaluator(BaseEvaluator):
             return (s if self.case_sensitive else s.lower()) in text
 
         problems: list[str] = []
-        if self.any_of and not any(has(s) for s in self.any_of):
-            problems.append(f"contains none of {self.any_of!r}")
+        found: list[str] = []
+        if self.any_of:
+            hit = next((s for s in self.any_of if has(s)), None)
+            if hit is None:
+                problems.append(f"Reply did not contain any of {self.any_of!r}")
+            else:
+                found.append(f"contains {hit!r}")
         if missing := [s for s in self.all_of if not has(s)]:
-            problems.append(f"is missing {missing!r}")
-        if self._any and not any(p.search(reply) for p in self._any):
-            problems.append(f"matches none of {self.matches_any!r}")
+            problems.append(f"Reply missing required strings: {missing!r}")
+        elif self.all_of:
+            found.append(f"contains all of {self.all_of!r}")
+        if self._any:
+            match = next((m for p in self._any if (m := p.search(reply))), None)
+            if match is None:
+                problems.append(f"Reply did not match any of {self.matches_any!r}")
+            else:
+                found.append(f"{match.re.pattern!r} matched {match.group(0)!r}")
         if unmatched := [p.pattern for p in self._all if not p.search(reply)]:
-            problems.append(f"does not match {unmatched!r}")
-        shown = reply if len(reply) <= 200 else reply[:200] + "..."
+            problems.append(f"Reply missing required patterns: {unmatched!r}")
+        else:
+            found += [f"{p.pattern!r} matched {m.group(0)!r}" for p in self._all if (m := p.search(reply))]
         if problems:
-            return EvalResult(False, f"reply {'; '.join(problems)} (reply: {shown!r})")
-        return EvalResult(True, "reply contains the expected text")
+            return EvalResult(False, "; ".join(problems))
+        detail = f" ({'; '.join(found)})" if found else ""
+        return EvalResult(True, "All substring and pattern checks passed" + detail)

@@ -7,6 +7,7 @@ returned). The argument check shares `tracegrade.matching.diff_arguments` with A
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -14,13 +15,16 @@ from typing import Any, Literal
 from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments, occurrence_index
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, args_cut_reason
-from .base import NO_SPANS_REASON, BaseEvaluator, missing_tool_evidence, not_recorded_reason
+from .base import NO_SPANS_REASON, BaseEvaluator, CheckedParameters, missing_tool_evidence, not_recorded_reason
 
 __all__ = [
+    "ArgsCheck",
+    "ArgsMatchOptions",
     "ToolCallArgsEvaluator",
     "ToolCallEvaluator",
     "calls_of",
     "check_arguments",
+    "check_tool_names",
     "cut_reason",
     "source_note",
     "unusable_args",
@@ -163,39 +167,67 @@ class ToolCallEvaluator(BaseEvaluator):
             if (cut := cut_reason(calls, tool, args=False)) is not None:
                 return EvalResult.not_evaluated(cut)
         names = [c.name for c in calls]
-        problems: list[str] = []
-        if missing := [t for t in self.must_include if t not in names]:
-            problems.append(f"missing required tool(s) {missing!r}")
-        elif self.ordered and not _in_order(self.must_include, names):
-            problems.append(f"required tools {self.must_include!r} were not called in that order")
-        if forbidden := [t for t in self.must_exclude if t in names]:
-            problems.append(f"forbidden tool(s) called {forbidden!r}")
         source = source_note(ctx)
-        if problems:
-            return EvalResult(False, f"{'; '.join(problems)} (called: {names!r}){source}")
-        return EvalResult(True, f"tool calls OK (called: {names!r}){source}")
+        failed = check_tool_names(names, self.must_include, forbidden=self.must_exclude, ordered=self.ordered,
+                                  source=source)  # fmt: skip
+        return failed or EvalResult(True, f"tool calls OK (called: {names!r}){source}")
 
 
-def _in_order(required: list[str], names: list[str]) -> bool:
+def check_tool_names(
+    names: Sequence[str],
+    required: Sequence[str],
+    *,
+    counted: bool = False,
+    only_required: bool = False,
+    forbidden: Sequence[str] = (),
+    ordered: bool = False,
+    source: str = "",
+) -> EvalResult | None:
+    """The failure, if any, of the tool-name check of `ToolCallEvaluator` and `ToolCorrectness`, given
+    the names of the calls in order: a `required` tool not called (`counted`: as many times as it is
+    listed), with `ordered` the required tools not called in that order, with `only_required` a call
+    `required` does not list (`counted`: beyond its count), a `forbidden` tool called. `source` is
+    appended (where the calls came from)."""
+    if counted:
+        missing = list((Counter(required) - Counter(names)).elements())
+        extra = list((Counter(names) - Counter(required)).elements())
+    else:
+        missing = [t for t in required if t not in names]
+        extra = [n for n in names if n not in required]
+    problems: list[str] = []
+    if missing:
+        problems.append(f"missing required tool(s) {missing!r}")
+    elif ordered and not _in_order(required, names):
+        problems.append(f"required tools {list(required)!r} were not called in that order")
+    if only_required and extra:
+        problems.append(f"unexpected tool(s) called {extra!r}")
+    if called := [t for t in forbidden if t in names]:
+        problems.append(f"forbidden tool(s) called {called!r}")
+    return EvalResult(False, f"{'; '.join(problems)} (called: {list(names)!r}){source}") if problems else None
+
+
+def _in_order(required: Sequence[str], names: Sequence[str]) -> bool:
     it = iter(names)
     return all(any(n == want for n in it) for want in required)
 
 
 @dataclass(repr=False)
-class ToolCallArgsEvaluator(BaseEvaluator):
-    """Some call of `tool` had these arguments (`subset`: the expected keys; `exact`: equality).
-
-    Three distinct failures: the tool was never called; it was called but no dict arguments were
-    captured (not recorded in its span: outcome `not_evaluated`); the arguments differ (expected
-    vs observed shown). Beyond the reference page: every mode of the shared matcher (`superset`,
-    `ignore`), `recursive`, `key_modes`, `ignore_keys`, and `occurrence` (`"any"`, the default: some
-    call; `"first"`, `"last"` or a 0-based index: that call).
-    """
+class ArgsCheck(CheckedParameters):
+    """Which tool's arguments are checked against what: `tool`, expected `args`, compared by `mode`
+    (`subset`: the expected keys; `exact`: equality; `superset`; `ignore`)."""
 
     tool: str
     args: dict[str, Any]
     mode: ArgsMode = "subset"
-    evaluation_name: str | None = field(default=None)
+
+
+@dataclass(repr=False)
+class ArgsMatchOptions(CheckedParameters):
+    """How a tool's arguments are compared beyond `mode`, and which call: `recursive` (subset matching
+    of nested dicts), `key_modes` (a mode or a callable per dotted key path), `ignore_keys` (glob
+    patterns of key paths left out) and `occurrence` (`"any"`: some call; `"first"`, `"last"` or a
+    0-based index: that call). Declared once for `ToolCallArgsEvaluator` and `ToolCallArgsConfig`."""
+
     recursive: bool = False
     key_modes: dict[str, KeyRule] | None = None
     ignore_keys: list[str] = field(default_factory=list)
@@ -203,12 +235,34 @@ class ToolCallArgsEvaluator(BaseEvaluator):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_args_options(self.mode, self.key_modes, "ToolCallArgsEvaluator.mode")
-        check_occurrence(self.occurrence, "ToolCallArgsEvaluator")
+        mode = getattr(self, "mode", "subset")  # `ArgsCheck.mode`, in the classes that take these options
+        check_args_options(mode, self.key_modes, f"{type(self).__name__}.mode")
+        check_occurrence(self.occurrence, type(self).__name__)
+
+    def diff(self, args: dict[str, Any], expected: Mapping[str, Any], mode: ArgsMode) -> list[str]:
+        """How `args` differ from `expected` under `mode` and these options (empty: they match)."""
+        return diff_arguments(args, expected, mode, recursive=self.recursive, key_modes=self.key_modes,
+                              ignore_keys=self.ignore_keys)  # fmt: skip
+
+
+@dataclass(repr=False)
+class _NamedArgsCheck(ArgsCheck, BaseEvaluator):
+    evaluation_name: str | None = field(default=None)
+
+
+@dataclass(repr=False)
+class ToolCallArgsEvaluator(ArgsMatchOptions, _NamedArgsCheck):
+    """Some call of `tool` had these arguments (`subset`: the expected keys; `exact`: equality).
+
+    Three distinct failures: the tool was never called; it was called but no dict arguments were
+    captured (not recorded in its span: outcome `not_evaluated`); the arguments differ (expected
+    vs observed shown). Beyond the reference page: every mode of the shared matcher (`superset`,
+    `ignore`) and the `ArgsMatchOptions` (`recursive`, `key_modes`, `ignore_keys`, `occurrence`).
+    Positional order: `tool`, `args`, `mode`, `evaluation_name`, then the options.
+    """
 
     def _diff(self, args: dict[str, Any]) -> list[str]:
-        return diff_arguments(args, self.args, self.mode, recursive=self.recursive, key_modes=self.key_modes,
-                              ignore_keys=self.ignore_keys)  # fmt: skip
+        return self.diff(args, self.args, self.mode)
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
         if (unknown := missing_tool_evidence(ctx)) is not None:

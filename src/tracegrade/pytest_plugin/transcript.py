@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from .._hints import did_you_mean
 from ..errors import ExpectError, ParameterError
@@ -25,13 +25,10 @@ from ..evaluators import (
     TrajectoryMatch,
 )
 from ..evaluators.base import OWN_CHECK, BaseEvaluator, CheckedParameters
-from ..evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
-from ..matching import ArgsMode, KeyRule
+from ..evaluators.judge import JudgeEvaluator, JudgeParameters, ToolCallArgsJudgeEvaluator
+from ..evaluators.tools import ArgsCheck, ArgsMatchOptions
 from ..trajectory import ToolCall
 from ..tree import SpanPredicate, SpanQuery
-
-if TYPE_CHECKING:
-    from pydantic_ai.models import Model
 
 __all__ = [
     "SHORTHANDS",
@@ -59,44 +56,36 @@ class AgentReply:
 
 
 @dataclass
-class JudgeConfig(CheckedParameters):
-    """An LLM-as-judge rubric; `model` falls back to `[tool.agent_eval]` judge_model / model.
-    Checked as the judge it configures (`JudgeEvaluator`) checks them."""
-
-    rubric: str
-    model: str | Model | None = None
-    retries: int = 2
-    timeout: float = 30.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.evaluator(JudgeEvaluator)
+class JudgeConfig(JudgeParameters):
+    """An LLM-as-judge rubric: the judges' own parameters (`JudgeParameters`: `rubric`, `model`,
+    `retries`, `timeout`), declared and checked there; `model` falls back to `[tool.agent_eval]`
+    judge_model / model."""
 
     def evaluator(self, cls: type[Any], **extra: Any) -> Any:
         """The judge of class `cls` with this configuration (and `extra` parameters, e.g. `tool`)."""
-        return cls(**{f.name: getattr(self, f.name) for f in fields(self)}, **extra)
+        return cls(**{f.name: getattr(self, f.name) for f in fields(JudgeParameters)}, **extra)
 
 
 @dataclass
-class ToolCallArgsConfig(CheckedParameters):
+class _ArgsConfigHead(ArgsCheck):
+    args: dict[str, Any] | None = None  # type: ignore[assignment]  # optional here: `judge` may stand alone
+    judge: JudgeConfig | None = None
+
+
+@dataclass
+class ToolCallArgsConfig(ArgsMatchOptions, _ArgsConfigHead):
     """Assertions on one tool's arguments: values (`args`, matched by `mode`) and/or a `judge` rubric.
 
-    `mode` is any argument match mode (`subset`, `exact`, `superset`, `ignore`); `recursive`,
-    `key_modes`, `ignore_keys` and `occurrence` are `ToolCallArgsEvaluator`'s options (passed by name).
+    `ToolCallArgsEvaluator`'s parameters (`ArgsCheck`, `ArgsMatchOptions`: `recursive`, `key_modes`,
+    `ignore_keys`, `occurrence`, passed by name), with `args` optional and `judge` in fourth place.
     """
-
-    tool: str
-    args: dict[str, Any] | None = None
-    mode: ArgsMode = "subset"
-    judge: JudgeConfig | None = None
-    recursive: bool = False
-    key_modes: dict[str, KeyRule] | None = None
-    ignore_keys: list[str] = field(default_factory=list)
-    occurrence: Literal["first", "last", "any"] | int = "any"
 
     def __post_init__(self) -> None:
         if isinstance(self.judge, Mapping):
-            self.judge = JudgeConfig(**self.judge)
+            try:
+                self.judge = JudgeConfig(**self.judge)
+            except ParameterError as e:  # the parameter's path under `judge`
+                raise self._invalid(f"judge.{e.param}" if e.param else "judge", e.problem) from None
         super().__post_init__()
         self._built = self._build()
 
@@ -109,9 +98,8 @@ class ToolCallArgsConfig(CheckedParameters):
             raise ValueError(f"ToolCallArgsConfig(tool={self.tool!r}) needs `args`, `judge` or both")
         out: list[Any] = []
         if self.args is not None:
-            params = {f.name for f in fields(ToolCallArgsEvaluator) if f.init}
-            out.append(ToolCallArgsEvaluator(**{f.name: getattr(self, f.name) for f in fields(self)
-                                                if f.name in params}))  # fmt: skip
+            shared = (*fields(ArgsCheck), *fields(ArgsMatchOptions))
+            out.append(ToolCallArgsEvaluator(**{f.name: getattr(self, f.name) for f in shared}))
         if self.judge is not None:
             out.append(self.judge.evaluator(ToolCallArgsJudgeEvaluator, tool=self.tool))
         return out
