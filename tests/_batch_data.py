@@ -54,3 +54,24 @@ def write_files(spans: list[Span], directory: Path, files: int = 2) -> list[Path
         part = [s for s in spans if f"{s.trace_id:032x}" in mine]
         paths.append(write_otlp_json(part, directory / f"traces-{k}.jsonl", lines=True, batch_size=7))
     return paths
+
+
+CARD_ID = 98765
+"""The wrong order id of `record_cases`' failing runs (long enough for redaction to scrub it from reasons)."""
+
+
+def record_cases() -> list[Span]:
+    """Six runs under a root span carrying `eval.case`: case `refund` three times (the second run
+    gets the wrong order), case `hello` twice (both wrong), and one run without the attribute."""
+    from opentelemetry import trace
+
+    wrong = [("search", {"q": "order"}), ("get_order", {"id": CARD_ID})]
+    plans = [("refund", GOOD), ("refund", wrong), ("refund", GOOD), ("hello", wrong), ("hello", wrong), (None, GOOD)]
+    spans: list[Span] = []
+    for case, steps in plans:
+        with capture() as cap:
+            attributes = {"eval.case": case} if case else {}
+            with trace.get_tracer("tests").start_as_current_span("case", attributes=attributes):
+                scripted_agent(steps, name="support").run_sync("go")
+        spans.extend(Span.from_readable(s) for s in cap.spans)
+    return spans

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,3 +88,16 @@ def test_spark_grades_a_table_in_trace_id_ranges_with_the_local_rows(
     on_spark = grade_traces([sources["parquet"]], SPEC, engine="spark", spark=spark).rows()
     assert on_spark == local and len(local) == 10 * 5
     assert len(jobs.getJobIdsForGroup(None)) - before >= 2
+
+
+def test_spark_gives_the_local_rows_with_a_case_id_column_and_redacted_reasons(spark: Any, tmp_path: Path) -> None:
+    from _batch_data import CARD_ID, record_cases
+
+    files = write_files(record_cases(), tmp_path, files=2)
+    options: dict[str, Any] = {"case_attribute": "eval.case", "redact": ["id"]}
+    local = grade_traces(files, SPEC, workers=1, **options)
+    on_spark = grade_traces(files, SPEC, engine="spark", spark=spark, **options)
+    assert on_spark.rows() == local.rows()
+    assert {r["case_id"] for r in local.rows()} == {"refund", "hello", None}
+    assert not any(str(CARD_ID) in r["reason"] for r in local.rows())
+    assert on_spark.summary.to_dict()["case_runs"] == local.summary.to_dict()["case_runs"]

@@ -12,7 +12,7 @@ import pytest
 
 from _agents import run_captured
 from _browser import Browser, chromium
-from _plugin_helpers import clean_agent_eval_env, src  # noqa: F401
+from _plugin_helpers import PYDANTIC_AGENT, clean_agent_eval_env, src  # noqa: F401
 from tracegrade import write_otlp_json
 from tracegrade.cli import main
 from tracegrade.pytest_plugin import session as _session  # noqa: F401  # loaded once, outside the inner sessions
@@ -226,6 +226,66 @@ def test_pytest_writes_html_json_and_junit_reports_merged_across_xdist_workers(
     assert users[:2] == ["user (turn 1): first <i>question</i>", "user (turn 2): second"]
     assert _count(browser, "#case-0 .conversation i") == 0
     assert "answer to <b>second</b>" in browser.evaluate("document.querySelector('#case-0 .conversation').textContent")
+
+
+DIFFED = src(
+    """
+    import itertools
+    import pytest
+    from agents import make_agent
+    from tracegrade import Expect, Turn
+    from tracegrade.evaluators import TrajectoryMatch
+    from tracegrade.grading import informational
+
+    agent = make_agent()
+    runs = itertools.count()
+
+    async def call(history):  # turn 1 calls nothing; in one run, turn 2 fetches the wrong item, then books
+        if len(history) == 1:
+            return "hi"
+        first = next(runs) == 0
+        return (await agent.run('search {"q": "<b>x</b>"}\\nfetch {"id": 1}' if first else 'search {"q": "y"}\\nfetch {"id": 2}\\nbook {"time": "9"}')).output
+
+    @pytest.mark.agent_eval(runs=2)
+    async def test_diffed(agent_eval):
+        expect = Expect(evaluators=[informational(TrajectoryMatch(expected_trajectory=["search", {"tool": "fetch", "args": {"id": 1}}]))])
+        turns = [Turn("hello"), Turn("go", expect)]
+        (await agent_eval.run(agent=call, turns=turns)).assert_threshold()
+    """
+)
+
+
+@needs_chromium
+def test_pytest_html_shows_each_turns_expected_vs_observed_diff_and_informational_checks(
+    pytester: pytest.Pytester, browser: Browser
+) -> None:
+    pytester.makepyfile(agents=PYDANTIC_AGENT, test_diffed=DIFFED)
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "--agent-eval-live", "--agent-eval-html", "report.html", "-p", "no:asyncio", "-p", "no:anyio", "-p", "no:logfire"
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)  # the informational check failed in one run: the test still passes
+    browser.open((pytester.path / "report.html").as_uri())
+    assert browser.exceptions == []
+    browser.evaluate("document.querySelector('#case-0').open = true")
+    titles = browser.evaluate("[...document.querySelectorAll('#case-0 .diff-wrap h3')].map(e => e.textContent)")
+    assert titles == ["Expected vs observed trajectory (turn 2)"] * 2  # turn 1 declared no trajectory
+    marks = browser.evaluate(
+        "[...document.querySelectorAll('#case-0 section.run')].map(s => [...s.querySelectorAll('tr.diff-row')]"
+        ".map(r => r.dataset.mark))"
+    )
+    assert sorted(marks) == [["match", "args", "extra"], ["match", "match"]]  # runs finish in any order
+    observed = browser.evaluate(
+        "[...document.querySelectorAll('#case-0 tr.diff-row td:nth-child(3)')].map(e => e.textContent)"
+    )
+    assert "search(q='<b>x</b>')" in observed and _count(browser, "#case-0 tr.diff-row b") == 0
+    detail = browser.evaluate("document.querySelector('#case-0 tr.diff-args td:nth-child(4)').textContent")
+    assert detail == "key 'id': expected 1, got 2"
+    checks = browser.evaluate(
+        "[...document.querySelectorAll('#case-0 tr.check-row td:nth-child(2)')].map(e => e.textContent)"
+    )
+    assert checks == ["TrajectoryMatch (informational)"] * 2
+    assert browser.evaluate("document.querySelector('#case-0 .stats').textContent").count("informational") == 1
 
 
 @needs_chromium

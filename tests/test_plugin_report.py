@@ -236,3 +236,72 @@ def test_four_outcomes_are_counted_apart_and_not_evaluated_follows_the_setting(
     assert "| `test_evals.py::test_mixed` |" in text
     assert f" | 1 | 1 | 1{skipped} | 1 |" in text
     assert f"| `test_evals.py::test_nothing_to_evaluate` | {'FAILED' if policy == 'fail' else 'PASSED'} |" in text
+
+
+INFORMATIONAL = src(
+    """
+    import itertools
+    import pytest
+    from agents import make_agent
+    from tracegrade import Expect, Turn
+    from tracegrade.evaluators import TrajectoryMatch
+    from tracegrade.grading import informational
+
+    agent = make_agent()
+    runs = itertools.count()
+
+    async def call(history):  # every other run fetches the wrong item, in the wrong order
+        prompt = 'search {"q": "<script>x</script>"}\\nfetch {"id": 1}' if next(runs) % 2 == 0 else 'fetch {"id": 2}\\nsearch {"q": "y"}'
+        return (await agent.run(prompt)).output
+
+    @pytest.mark.agent_eval(runs=3, threshold=1.0)
+    async def test_info(agent_eval):
+        expected = ["search", {"tool": "fetch", "args": {"id": 1}}]
+        expect = Expect(evaluators=[informational(TrajectoryMatch(expected_trajectory=expected))], max_tool_calls=5)
+        result = await agent_eval.run(agent=call, turns=[Turn("go", expect)])
+        assert result.passed and result.describe_failures() == []
+        result.assert_threshold()
+    """
+)
+
+
+def test_a_failing_informational_check_never_fails_the_test_and_is_reported_with_its_statistics(
+    project: pytest.Pytester,
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    from tracegrade.reporting import read_json
+
+    project.makepyfile(test_evals=INFORMATIONAL)
+    result = project.runpytest(
+        "--agent-eval-live", "-p", "no:asyncio", "-p", "no:anyio", "--agent-eval-report", "eval.md",
+        "--agent-eval-json", "eval.json", "--agent-eval-junit", "eval.xml",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    stat = "TrajectoryMatch 2/3 = 0.67 (95% CI 0.21-0.94)"
+    assert_in_order(
+        result.stdout.str(),
+        "PASSED test_evals.py::test_info - score 1.00 (3/3 runs passed, threshold 1.00); "
+        "checks: 5 passed, 1 failed, 0 not evaluated, 0 errors",
+        f"  pass@1 1.00, pass@3 1.00, pass^3 1.00; flaky: {stat}",
+        f"  informational: {stat}",
+        "1 eval(s): 1 passed, 0 failed; checks: 5 passed, 1 failed, 0 not evaluated, 0 errors",
+    )
+    md = (project.path / "eval.md").read_text()
+    assert "| TrajectoryMatch | 2/3 | 0.67 | 0.21-0.94 | 0 | yes | yes |" in md
+    assert "| MaxToolCalls | 3/3 | 1.00 | 0.44-1.00 | 0 |  |  |" in md
+    (case,) = read_json((project.path / "eval.json").read_text()).cases
+    assert case.passed and case.runs_passed == 3
+    checks = [(c.name, c.informational) for c in case.runs[0].checks]
+    assert checks == [("TrajectoryMatch", True), ("MaxToolCalls", False)]
+    stats = case.stats
+    assert stats is not None and [(c.name, c.passed, c.runs, c.informational) for c in stats.checks] == [
+        ("TrajectoryMatch", 2, 3, True), ("MaxToolCalls", 3, 3, False)
+    ]  # fmt: skip
+    root = ET.parse(project.path / "eval.xml").getroot()
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["check.TrajectoryMatch.informational"] == "true" and props["check.TrajectoryMatch.runs"] == "2/3"
+    assert props["check.TrajectoryMatch.flaky"] == "true" and props["check.TrajectoryMatch.ci95"] == "0.2077-0.9385"
+    assert (root.get("failures"), len(list(root.iter("failure")))) == ("0", 0)
+    (out,) = [e.text for e in root.iter("system-out") if e.text and e.text.startswith("informational check")]
+    assert out.startswith("informational check failed: ")

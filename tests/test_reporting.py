@@ -222,3 +222,58 @@ def test_a_json_document_of_another_kind_is_refused_with_the_reason() -> None:
     doc["cases"][1]["runs"][0]["turns"][0]["checks"][0]["outcome"] = "maybe"
     with pytest.raises(ValueError, match=r"cases\[1\]: ValueError: check outcome must be one of"):
         read_json(json.dumps(doc))
+
+
+def test_an_informational_evaluator_grades_under_its_name_and_never_fails_the_case() -> None:
+    from tracegrade.evaluators import MaxToolCalls, TrajectoryMatch
+    from tracegrade.grading import grade, informational, informational_names
+    from tracegrade.reporting.trace import expected_steps
+
+    traj = run_captured([("search", {"q": "x"}), ("answer", {"t": 1})]).trajectory
+    match = TrajectoryMatch(expected_trajectory=["fetch"])
+    wrapped = informational(match)
+    assert informational(wrapped) is wrapped and repr(wrapped) == f"informational({match!r})"
+    evaluators = [wrapped, MaxToolCalls(5)]
+    results = grade(traj, evaluators)
+    assert [(r.name, r.outcome) for r in results] == [("TrajectoryMatch", "failed"), ("MaxToolCalls", "passed")]
+    assert results[0] == grade(traj, [match])[0]  # graded exactly as the bare evaluator
+    names = informational_names(evaluators, results)
+    assert names == {"TrajectoryMatch"} and expected_steps(evaluators) == [
+        {"tool": "fetch", "args": None, "optional": False}
+    ]  # fmt: skip
+    case = CaseRecord.from_results("t", results, informational=names)
+    assert case.passed and [c.informational for c in case.runs[0].checks] == [True, False]
+    assert case_lines(Report([case]))[1].startswith("  informational: TrajectoryMatch [failed]: ")
+    assert not CaseRecord.from_results("t", results).passed
+    with pytest.raises(TypeError, match=r"informational\(\) needs an evaluator"):
+        informational("TrajectoryMatch")
+
+
+def test_a_pytest_case_keeps_each_turns_trajectory_diff_redacted_for_the_html_report() -> None:
+    import asyncio
+
+    from tracegrade import AgentReply, Expect, Turn
+    from tracegrade.pytest_plugin.report import transcript_case
+    from tracegrade.pytest_plugin.session import EvalSession
+
+    card = "4111-1111-1111-1111"
+
+    async def agent(history: list[dict[str, object]]) -> AgentReply:
+        return AgentReply("ok", [("pay", {"card": card, "amount": 5}), ("receipt", {})])
+
+    expect = Expect(trajectory=[{"tool": "pay", "args": {"amount": 7}}, "confirm"])
+    result = asyncio.run(EvalSession().run(agent, [Turn("hi"), Turn("pay", expect)]))
+    first, second = result.runs[0].turn_results
+    assert first.expected is None and second.expected == [
+        {"tool": "pay", "args": {"amount": 7}, "optional": False}, {"tool": "confirm", "args": None, "optional": False}
+    ]  # fmt: skip
+    case = transcript_case("t::x", result, traces=True, redact=["card"])
+    turns = case.runs[0].turns
+    assert turns[0].diff is None and turns[1].diff is not None
+    assert [(r["mark"], r["observed"]) for r in turns[1].diff] == [
+        ("args", "pay(card='[redacted]', amount=5)"), ("missing", None), ("extra", "receipt()")
+    ]  # fmt: skip
+    assert card not in json.dumps(case.to_dict())
+    again = CaseRecord.from_dict(json.loads(json.dumps(case.to_dict())))  # as xdist workers ship it
+    assert again.runs[0].turns[1].diff == turns[1].diff
+    assert transcript_case("t::x", result).runs[0].turns[1].diff is None  # only the HTML report needs it

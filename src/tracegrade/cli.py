@@ -90,7 +90,7 @@ def _case_id(tree: SpanTree, key: str) -> str | None:
 
 
 def _grade(args: argparse.Namespace, console: Console) -> int:
-    from .grading import grade
+    from .grading import grade, informational_names
     from .reporting.trace import expected_steps, trace_view
     from .spec import load_spec
 
@@ -107,7 +107,7 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
         trace = trace_view(traj, redactor) if args.format == "html" else None
         case = CaseRecord.from_results(
             label, results, tool_calls=calls, not_evaluated=args.not_evaluated, trace=trace, expected=expected,
-            informational=args.informational,
+            informational={*args.informational, *informational_names(evaluators, results)},
         )  # fmt: skip
         scrub_case(case, redactor)
         if args.format == "table":

@@ -8,7 +8,7 @@ import inspect
 import os
 import threading
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .capture import Capture
 from .evaluators.base import evaluator_name
@@ -17,7 +17,16 @@ from .spans import Span
 from .trajectory import Trajectory
 from .tree import SpanTree
 
-__all__ = ["agrade", "context_for", "grade", "run_evaluator"]
+__all__ = [
+    "Informational",
+    "agrade",
+    "context_for",
+    "grade",
+    "informational",
+    "informational_names",
+    "is_informational",
+    "run_evaluator",
+]
 
 Source = Capture | SpanTree | Trajectory | TurnContext | Sequence[Any] | str | os.PathLike[str]
 
@@ -121,6 +130,42 @@ async def _await(evaluator: object, pending: Awaitable[Any]) -> EvalResult:
     except Exception as e:
         return _failed(evaluator, e)
     return _finish(evaluator, value)
+
+
+class Informational:
+    """An evaluator whose results are reported (with their statistics) but never fail a turn, a
+    test, a trace or an exit code. Grading is the wrapped evaluator's, under its name."""
+
+    informational: ClassVar[bool] = True
+
+    def __init__(self, evaluator: object) -> None:
+        if not callable(getattr(evaluator, "evaluate", None)):
+            raise TypeError(f"informational() needs an evaluator (with evaluate(ctx)), got {evaluator!r}")
+        self.evaluator = evaluator
+
+    @property
+    def name(self) -> str:
+        return evaluator_name(self.evaluator)
+
+    def evaluate(self, ctx: TurnContext) -> Any:
+        return self.evaluator.evaluate(ctx)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"informational({self.evaluator!r})"
+
+
+def informational(evaluator: object) -> Informational:
+    """Mark `evaluator` informational (see `Informational`); marking twice is marking once."""
+    return evaluator if isinstance(evaluator, Informational) else Informational(evaluator)
+
+
+def is_informational(evaluator: object) -> bool:
+    return getattr(evaluator, "informational", False) is True
+
+
+def informational_names(evaluators: Sequence[object], results: Sequence[EvalResult]) -> set[str]:
+    """The names of the results (in evaluator order) of the evaluators marked `informational(...)`."""
+    return {r.name for ev, r in zip(evaluators, results, strict=True) if is_informational(ev)}
 
 
 async def run_evaluator(evaluator: object, ctx: TurnContext) -> EvalResult:

@@ -52,6 +52,8 @@ def grade_traces(
     not_evaluated: Literal["fail", "skip"] = "fail",
     progress: bool | None = None,
     spark: Any = None,
+    case_attribute: str | None = None,
+    redact: Iterable[str] = (),
 ) -> BatchResult:
     """Grade every trace of `sources` with the evaluators of a spec (a YAML path, spec items, or evaluator objects).
 
@@ -67,6 +69,12 @@ def grade_traces(
     `outcome`, `score`, `reason` (+ `conversation_id`), written to `out` (`.parquet` or `.jsonl`) or
     kept in memory. Rows come in source order, a table's by trace id (conversations: by conversation
     id), the same for every engine and worker count.
+
+    `case_attribute`: units whose spans carry the same value of this attribute are repeated runs of
+    one case (a `case_id` column; the summary adds pass@k, pass^k, per-check pass rates with Wilson
+    95% intervals and flaky checks per case; the exit code stays per unit). `redact`: key globs whose
+    values (tool arguments, span attributes) are replaced in the rows' reasons, as `--redact` does in
+    reports; outcomes and scores are unchanged.
     """
     from ._plan import classify_sources
 
@@ -83,10 +91,15 @@ def grade_traces(
         raise BatchInputError(f"max_spans must be positive, got {max_spans}")
     if workers is not None and workers < 1:
         raise BatchInputError(f"workers must be positive, got {workers}")
+    if case_attribute is not None and (not isinstance(case_attribute, str) or not case_attribute.strip()):
+        raise BatchInputError(f"case_attribute must be a span attribute key, got {case_attribute!r}")
+    redact = tuple(redact)
+    if bad := [g for g in redact if not isinstance(g, str) or not g]:
+        raise BatchInputError(f"redact must be non-empty key globs, got {bad[0]!r}")
     if out is not None:
         output_format(out)
     conditions = tuple(c if isinstance(c, Condition) else parse_condition(c) for c in where)
-    options = Options(group_by, sample, conditions, max_spans, dialect)
+    options = Options(group_by, sample, conditions, max_spans, dialect, case_attribute, redact)
     options.bound  # noqa: B018  # validates the rate
     plan = GradingPlan(_evaluators(spec_or_evaluators), options)
     classified = classify_sources(sources)
@@ -94,7 +107,7 @@ def grade_traces(
 
     n = workers or default_workers()
     writer = ResultWriter(out, options.columns)
-    summary = BatchSummary(not_evaluated)
+    summary = BatchSummary(not_evaluated, case_attribute=case_attribute)
     try:
         with _progress(progress) as advance:
             for rows in _units(engine, classified, plan, n, spark, advance):

@@ -50,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--summary-json", action="store_true", help="print the summary as JSON instead of tables")
     parser.add_argument("--html", default=None, metavar="FILE",
                         help="write a self-contained HTML summary (pass rates, worst cohorts, links to the worst traces)")  # fmt: skip
+    parser.add_argument("--case-attribute", metavar="KEY", default=None,
+                        help="units whose spans carry the same value of attribute KEY are repeated runs of one case "
+                        "(a case_id column; pass@k, pass^k, per-check pass rates and flaky checks in the summary)")  # fmt: skip
+    parser.add_argument("--redact", action="append", default=[], metavar="KEY_GLOB",
+                        help="hide argument and attribute values under keys matching KEY_GLOB in the reasons of the "
+                        "results, the summary and the HTML page (repeatable; grading sees the real values)")  # fmt: skip
 
 
 def _worst_rows(result: BatchResult, not_evaluated: str, n: int = 25) -> list[dict[str, Any]]:
@@ -67,6 +73,18 @@ def _worst_rows(result: BatchResult, not_evaluated: str, n: int = 25) -> list[di
     return table.filter(keep).to_pylist()  # type: ignore[no-any-return]
 
 
+def _table(spec: dict[str, Any]) -> Any:
+    """A plain `{"title", "columns", "rows"}` table as a Rich table (cells as text, never markup)."""
+    from rich.table import Table
+
+    table = Table(title=spec["title"], title_justify="left")
+    for name in spec["columns"]:
+        table.add_column(name)
+    for row in spec["rows"]:
+        table.add_row(*(Text(str(v)) for v in row))
+    return table
+
+
 def run(args: argparse.Namespace, console: Console) -> int:
     from ..errors import BatchInputError, SpecError, TraceFormatError
     from . import grade_traces
@@ -75,17 +93,28 @@ def run(args: argparse.Namespace, console: Console) -> int:
         result = grade_traces(
             args.sources, args.spec, engine=args.engine, workers=args.workers, out=args.out, sample=args.sample,
             group_by=args.group_by, where=args.where, max_spans=args.max_spans, dialect=args.dialect,
-            not_evaluated=args.not_evaluated, progress=args.progress,
+            not_evaluated=args.not_evaluated, progress=args.progress, case_attribute=args.case_attribute,
+            redact=args.redact,
         )  # fmt: skip
     except (BatchInputError, TraceFormatError, SpecError, OSError, ValueError, ImportError) as e:
         print(f"tracegrade batch: error: {e}", file=sys.stderr)
         return 2
+    from ..reporting.batch_page import case_statistics
+
     summary = result.summary
+    doc = summary.to_dict()
+    repeated = case_statistics(doc, args.not_evaluated)  # with --case-attribute: statistics per case
     if args.summary_json:
-        print(json.dumps(summary.to_dict(), indent=2))
+        if repeated:
+            doc = {k: v for k, v in doc.items() if k != "case_runs"} | {
+                "cases": repeated["cases"], "case_tables": repeated["tables"]
+            }  # fmt: skip
+        print(json.dumps(doc, indent=2))
     else:
         for table in summary.tables():
             console.print(table)
+        for spec in repeated.get("tables", []):
+            console.print(_table(spec))
         from ..reporting import summary_line
         from ..reporting.batch_page import batch_totals
 

@@ -3,12 +3,14 @@ grading one unit (a trace, an agent run of it, or a conversation) into result ro
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeVar
 
 import orjson
@@ -27,6 +29,7 @@ __all__ = [
     "GradingPlan",
     "Options",
     "Row",
+    "case_id_of",
     "conversation_of",
     "gc_paused",
     "grade_unit",
@@ -38,11 +41,15 @@ __all__ = [
 ]
 
 COLUMNS = ("trace_id", "root_span_id", "agent", "evaluator", "params_hash", "outcome", "score", "reason")
-"""One row per (graded unit, evaluator); grouping by conversation adds a `conversation_id` column."""
+"""One row per (graded unit, evaluator); grouping by conversation adds a `conversation_id` column, a
+case attribute (`case_attribute`) a `case_id` column."""
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 """Span attributes that name a conversation, in order of preference."""
 
 Row = tuple[Any, ...]
+REDACTED = "[redacted]"
+_MIN_SCRUB = 3
+"""Shorter values are not scrubbed from reasons (they would blank unrelated words), as in reports."""
 GroupBy = Literal["trace", "conversation"]
 
 
@@ -223,6 +230,11 @@ class Options:
     where: tuple[Condition, ...] = ()
     max_spans: int = 10_000
     dialect: str | None = None
+    case_attribute: str | None = None
+    """Units whose spans carry the same value of this attribute are repeated runs of one case (`case_id`)."""
+    redact: tuple[str, ...] = ()
+    """Key globs: values under matching keys (tool arguments, span attributes) are taken out of the
+    rows' reasons; outcomes and scores are the graded ones."""
 
     @property
     def bound(self) -> int:
@@ -230,7 +242,8 @@ class Options:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return (*COLUMNS, "conversation_id") if self.group_by == "conversation" else COLUMNS
+        columns = (*COLUMNS, "conversation_id") if self.group_by == "conversation" else COLUMNS
+        return (*columns, "case_id") if self.case_attribute else columns
 
     def keep(self, span: Span) -> bool:
         return all(c.test(span) for c in self.where)
@@ -287,8 +300,10 @@ def grade_unit(spans: Sequence[Span] | SpanTree, plan: GradingPlan, conversation
     from ..dialects import extract
 
     opts = plan.options
-    extra = (conversation,) if opts.group_by == "conversation" else ()
+    extra: tuple[str | None, ...] = (conversation,) if opts.group_by == "conversation" else ()
     if len(spans) > opts.max_spans:
+        if opts.case_attribute:
+            extra = (*extra, case_id_of(spans, opts.case_attribute))
         first = _first_root(spans)
         trace_id, root_id = f"{first.trace_id:032x}", f"{first.span_id:016x}"
         reason = f"oversized: {len(spans)} spans > limit {opts.max_spans} (raise max_spans / --max-spans to grade it)"
@@ -300,10 +315,78 @@ def grade_unit(spans: Sequence[Span] | SpanTree, plan: GradingPlan, conversation
         trace_id, root_id = f"{first.trace_id:032x}", f"{first.span_id:016x}"
         traj = extract(tree, dialect=opts.dialect)
         agent = next((r.name for r in traj.agent_runs if r.parent is None and r.name), None)
+        if opts.case_attribute:
+            extra = (*extra, case_id_of(tree, opts.case_attribute))
         results = grade(traj, plan.evaluators)
+        reasons = [r.reasoning for r in results] if not opts.redact else _redacted_reasons(tree, traj, results, opts)
         _release(tree)
-    return [(trace_id, root_id, agent, name, h, r.outcome, r.score, r.reasoning, *extra)
-            for name, h, r in zip(plan.names, plan.hashes, results, strict=True)]  # fmt: skip
+    return [(trace_id, root_id, agent, name, h, r.outcome, r.score, reason, *extra)
+            for name, h, r, reason in zip(plan.names, plan.hashes, results, reasons, strict=True)]  # fmt: skip
+
+
+def case_id_of(spans: Sequence[Span] | SpanTree, key: str) -> str | None:
+    """The value of attribute `key` (as text) on the unit's first span that has it: roots first
+    (start order), then every span in start order (ties by span id) — `tracegrade grade --case-attribute`'s rule."""
+    if isinstance(spans, SpanTree):
+        ordered: list[Any] = [*spans.roots, *spans]  # a tree keeps both in start order
+    else:
+        ids = {(s.trace_id, s.span_id) for s in spans}
+        by_start = sorted(spans, key=lambda s: (s.start_ns, s.span_id))
+        ordered = [s for s in by_start if s.parent_id is None or (s.trace_id, s.parent_id) not in ids] + by_start
+    for node in ordered:
+        value = node.attributes.get(key)
+        if value is not None:
+            return str(value)
+    return None
+
+
+def _redacted_reasons(tree: SpanTree, traj: Any, results: Sequence[Any], opts: Options) -> list[str]:
+    """The results' reasons with every value found under a key matching `opts.redact` (in the unit's
+    span attributes, JSON text in them included, and tool-call arguments) replaced by `[redacted]`
+    — the rule of `tracegrade.reporting.redact.Redactor`, which reports apply (it is a later layer)."""
+    globs = [g.lower() for g in opts.redact]
+    found: set[str] = set()
+
+    def matches(key: str) -> bool:
+        key = key.lower()
+        last = key.rsplit(".", 1)[-1]
+        return any(fnmatchcase(key, g) or fnmatchcase(last, g) for g in globs)
+
+    def remember(value: Any) -> None:
+        if isinstance(value, dict | list):
+            for v in value.values() if isinstance(value, dict) else value:
+                remember(v)
+        elif value is not None and not isinstance(value, bool) and len(text := str(value)) >= _MIN_SCRUB:
+            found.add(text)
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                sub = f"{path}.{k}" if path else str(k)
+                if matches(sub):
+                    remember(v)
+                else:
+                    walk(v, sub)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                walk(v, path)
+        elif isinstance(value, str) and value[:1] in ("{", "["):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                walk(orjson.loads(value), path)
+
+    for node in tree.nodes:
+        walk(dict(node.attributes), "")
+    for call in traj.calls(include_failed=True, include_deferred=True):
+        if call.args_recorded:
+            walk(call.args, "")
+    reasons = []
+    for result in results:
+        text = result.reasoning
+        for secret in sorted(found, key=len, reverse=True):
+            if secret in text:
+                text = text.replace(repr(secret), repr(REDACTED)).replace(secret, REDACTED)
+        reasons.append(text)
+    return reasons
 
 
 def _release(tree: SpanTree) -> None:

@@ -134,11 +134,17 @@ class BatchSummary:
     units_failed: int = 0
     counts: dict[tuple[str, str | None], Counter[str]] = field(default_factory=dict)
     reasons: dict[tuple[str, str | None], Counter[str]] = field(default_factory=dict)
+    case_attribute: str | None = None
+    """With a case attribute (the rows' last column is `case_id`), units sharing a case id are
+    repeated runs of one case: their (evaluator, outcome) pairs are kept for the statistics."""
+    cases: dict[str, list[list[tuple[str, str]]]] = field(default_factory=dict)
 
     def add(self, rows: Sequence[Row]) -> None:
         """Count one unit's rows (one per evaluator)."""
         self.units += 1
         failed = False
+        if self.case_attribute is not None and rows and rows[0][-1] is not None:
+            self.cases.setdefault(str(rows[0][-1]), []).append([(str(r[3]), str(r[5])) for r in rows])
         for r in rows:
             key = (r[3], r[2])
             outcome = r[5]
@@ -197,7 +203,15 @@ class BatchSummary:
                 {"evaluator": k.evaluator, "agent": k.agent, "pass_rate": k.pass_rate, "reason": k.top_reason}
                 for k in self.worst()
             ],  # fmt: skip
-        }
+        } | self._cases_dict()
+
+    def _cases_dict(self) -> dict[str, Any]:
+        """With a case attribute: each case's runs as `[[evaluator, outcome], ...]` lists, for
+        `reporting.batch_page.case_statistics` (pass@k, pass^k, Wilson intervals, flaky checks)."""
+        if self.case_attribute is None:
+            return {}
+        runs = {cid: [[list(pair) for pair in unit] for unit in self.cases[cid]] for cid in sorted(self.cases)}
+        return {"case_attribute": self.case_attribute, "case_runs": runs}
 
     def tables(self) -> list[Table]:
         """Rich tables: pass rate by evaluator and agent, then the worst cohorts. Trace text is never markup."""

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import pytest
 
 from ..capture import Capture, capture
-from ..grading import run_evaluator
+from ..grading import informational_names, run_evaluator
 from ..results import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
 from .audio import check_audio
@@ -73,11 +73,21 @@ class TurnResult:
 
     not_evaluated: NotEvaluatedPolicy = "fail"
     """How this turn counted its `not_evaluated` checks (the session's `not_evaluated` setting)."""
+    informational: frozenset[str] = frozenset()
+    """Names of the checks marked `informational(...)`: reported, never failing the turn."""
+    expected: list[dict[str, Any]] | None = None
+    """The expected trajectory a check of the turn declared (`{"tool", "args", "optional"}` steps),
+    for the report's expected-vs-observed diff."""
 
     @property
     def failures(self) -> list[EvalResult]:
-        """The checks that made the turn fail (with `not_evaluated="skip"`, not the unevaluated ones)."""
-        return [r for r in self.eval_results if not r.counts_as_passed(self.not_evaluated)]
+        """The checks that made the turn fail (with `not_evaluated="skip"`, not the unevaluated ones;
+        never the informational ones)."""
+        return [
+            r
+            for r in self.eval_results
+            if not r.counts_as_passed(self.not_evaluated) and r.name not in self.informational
+        ]
 
 
 @dataclass
@@ -317,6 +327,8 @@ class EvalSession:
         return RunResult(index, passed, turn_results, attempts, error, run_cap)
 
     async def _attempt(self, agent: AgentCallable, turns: list[Turn]) -> tuple[list[TurnResult], _AgentFailed | None]:
+        from ..reporting.trace import expected_steps  # the report's module: loaded only when grading
+
         history: list[dict[str, Any]] = []
         results: list[TurnResult] = []
         for index, turn in enumerate(turns):
@@ -344,8 +356,10 @@ class EvalSession:
                 cap.add_messages(messages)
             ctx = self._context(turn, cap, reply, returned, history)
             history.append({"role": "assistant", "content": reply})
-            verdicts = list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in turn.expect.build())))
-            ok = all(v.counts_as_passed(self.not_evaluated) for v in verdicts)
+            evaluators = turn.expect.build()
+            verdicts = list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in evaluators)))
+            info = frozenset(informational_names(evaluators, verdicts))
+            ok = all(v.counts_as_passed(self.not_evaluated) or v.name in info for v in verdicts)
             results.append(
                 TurnResult(
                     index,
@@ -357,6 +371,8 @@ class EvalSession:
                     ctx.tool_calls_source,
                     trajectory=ctx.trajectory,
                     not_evaluated=self.not_evaluated,
+                    informational=info,
+                    expected=expected_steps(evaluators),
                 )
             )
         return results, None

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from ..results import OUTCOMES
 from .model import CaseRecord, CheckRecord, Report, RunRecord, Totals, TurnRecord
 
-__all__ = ["batch_report", "batch_totals"]
+__all__ = ["batch_report", "batch_totals", "case_statistics"]
 
 
 def batch_totals(summary: Mapping[str, Any], not_evaluated: str = "fail") -> Totals:
@@ -19,6 +19,53 @@ def batch_totals(summary: Mapping[str, Any], not_evaluated: str = "fail") -> Tot
     units, failed = int(summary["units"]), int(summary["units_failed"])
     skipped = int(outcomes.get("not_evaluated", 0)) if not_evaluated == "skip" else 0
     return Totals(units, units - failed, failed, 0, {o: int(outcomes.get(o, 0)) for o in OUTCOMES}, skipped)
+
+
+def case_records(summary: Mapping[str, Any], not_evaluated: str = "fail") -> list[CaseRecord]:
+    """The repeated cases of a batch run with a case attribute (`BatchSummary.to_dict()["case_runs"]`)
+    as report cases `KEY=value`: one run per unit, passing when every check counts as passed."""
+    key = summary.get("case_attribute")
+    policy: Literal["fail", "skip"] = "skip" if not_evaluated == "skip" else "fail"
+    out = []
+    for cid, units in summary.get("case_runs", {}).items():
+        runs = []
+        for i, unit in enumerate(units):
+            checks = [CheckRecord.from_dict({"name": name, "outcome": outcome}) for name, outcome in unit]
+            ok = all(c.counts_as_passed(policy) for c in checks)
+            runs.append(RunRecord(i, ok, [TurnRecord(0, ok, checks)]))
+        case = CaseRecord(f"{key}={cid}", True, runs, 1.0, policy)
+        case.passed = case.score >= case.threshold
+        out.append(case)
+    return out
+
+
+def case_statistics(summary: Mapping[str, Any], not_evaluated: str = "fail") -> dict[str, Any]:
+    """With a case attribute: `{"cases": [...], "tables": [...]}` — per case its runs and statistics
+    (`CaseStats.to_dict()`, None for a single run), and two plain tables: repeated runs by case
+    (pass@k, pass^k, flaky checks) and pass rate by case and check (Wilson 95% intervals). Empty
+    without one."""
+    if summary.get("case_attribute") is None:
+        return {}
+    cases: list[dict[str, Any]] = []
+    by_case: list[list[Any]] = []
+    by_check: list[list[Any]] = []
+    for case in case_records(summary, not_evaluated):
+        stats = case.stats
+        cases.append({"case": case.id, "runs": len(case.runs), "runs_passed": case.runs_passed,
+                      "stats": None if stats is None else stats.to_dict()})  # fmt: skip
+        by_case.append([case.id, f"{case.runs_passed}/{len(case.runs)}", "" if stats is None else stats.line()])
+        for c in stats.checks if stats is not None else ():
+            lo, hi = c.interval
+            rate = "" if c.rate is None else f"{c.rate:.2f}"
+            by_check.append([case.id, c.name, f"{c.passed}/{c.runs}", rate, f"{lo:.2f}-{hi:.2f}",
+                             str(c.not_evaluated), "yes" if c.flaky else ""])  # fmt: skip
+    tables = [
+        {"title": f"repeated runs by case ({summary['case_attribute']})", "columns": ["case", "runs passed", "statistics"],
+         "rows": by_case},
+        {"title": "pass rate by case and check",
+         "columns": ["case", "check", "runs passed", "pass rate", "95% CI", "not evaluated", "flaky"], "rows": by_check},
+    ]  # fmt: skip
+    return {"cases": cases, "tables": tables}
 
 
 def batch_report(
@@ -68,4 +115,6 @@ def batch_report(
                  for c, (_, unit) in zip(cases, ranked, strict=True)],
         "links": {c.id: f"case-{i}" for i, c in enumerate(cases)},
     }  # fmt: skip
-    return Report(cases, title="tracegrade batch", tables=[cohorts, worst_cohorts, worst_traces], counted=counted)
+    repeated = case_statistics(summary, not_evaluated).get("tables", [])  # with a case attribute
+    tables = [cohorts, worst_cohorts, worst_traces, *repeated]
+    return Report(cases, title="tracegrade batch", tables=tables, counted=counted)

@@ -159,8 +159,8 @@ function renderChecks(run){
   if(!rows.length) return el("p","note","No checks ran.");
   return table(["turn","evaluator","outcome","score","reason"], rows, "checks");
 }
-function renderDiff(diff){
-  const wrap=el("div","diff-wrap"); add(wrap, el("h3",null,"Expected vs observed trajectory"));
+function renderDiff(diff,turn){
+  const wrap=el("div","diff-wrap"); add(wrap, el("h3",null,"Expected vs observed trajectory"+(turn?" (turn "+turn+")":"")));
   add(wrap, table(["","expected","observed","detail"], diff.map(d=>{const r=row([el("td","mark",MARK[d.mark]||"?"), el("td","pre",d.expected||""), el("td","pre",d.observed||""), el("td","pre",(d.detail||"")+(d.failed?" (call failed)":""))], "diff-row diff-"+d.mark); r.dataset.mark=d.mark; r.title=d.mark; return r;}), "diff"));
   return wrap;
 }
@@ -220,6 +220,7 @@ function renderCaseBody(d, c){
     const calls=[]; for(const t of run.turns) for(const x of t.tool_calls) calls.push(x);
     add(sec, el("p","pre","tool calls: "+(calls.join(", ")||"none")));
     if(run.diff) add(sec, renderDiff(run.diff));
+    else for(const t of run.turns) if(t.diff) add(sec, renderDiff(t.diff, run.turns.length>1?t.index+1:0));
     add(sec, renderConversation(run));
     if(run.trace) add(sec, renderWaterfall(run.trace));
     add(d, sec);

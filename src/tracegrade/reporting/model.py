@@ -80,20 +80,27 @@ class TurnRecord:
     source: str = "spans"
     """Where the tool calls came from: `spans`, `returned` (the agent's own list) or `none`."""
     error: str | None = None
+    diff: list[dict[str, Any]] | None = None
+    """The turn's expected-vs-observed trajectory diff (`reporting.trace.trajectory_diff` rows), when
+    a check of the turn declared an expected trajectory and the report shows traces (pytest)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "index": self.index, "passed": self.passed, "user": self.user, "reply": self.reply,
             "source": self.source, "tool_calls": list(self.tool_calls), "error": self.error,
             "checks": [c.to_dict() for c in self.checks],
         }  # fmt: skip
+        if self.diff is not None:
+            d["diff"] = self.diff
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TurnRecord:
+        diff = d.get("diff")
         return cls(
             int(d["index"]), bool(d["passed"]), [CheckRecord.from_dict(c) for c in d.get("checks", [])],
             str(d.get("user", "")), str(d.get("reply", "")), [str(c) for c in d.get("tool_calls", [])],
-            str(d.get("source", "spans")), d.get("error"),
+            str(d.get("source", "spans")), d.get("error"), None if diff is None else [dict(r) for r in diff],
         )  # fmt: skip
 
 

@@ -107,4 +107,6 @@ def scrub_case(case: CaseRecord, redactor: Redactor) -> CaseRecord:
             turn.error = None if turn.error is None else s(turn.error)
             turn.tool_calls = [s(c) for c in turn.tool_calls]
             turn.checks = [replace(c, reason=s(c.reason)) for c in turn.checks]
+            if turn.diff is not None:
+                turn.diff = [{k: s(v) if isinstance(v, str) else v for k, v in row.items()} for row in turn.diff]
     return case

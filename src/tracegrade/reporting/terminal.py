@@ -98,13 +98,20 @@ def _clip(text: str, limit: int = _MAX_TEXT) -> str:
 
 
 def case_lines(report: Report) -> list[str]:
-    """Plain lines: per case its verdict, score and runs; for each failed turn the checks that did
-    not pass with their reasons and the observed trajectory; then the summary line."""
+    """Plain lines: per case its verdict, score and runs (and its informational checks' statistics,
+    or their misses for one run); for each failed turn the checks that did not pass with their
+    reasons and the observed trajectory; then the summary line."""
     lines: list[str] = []
     for case in report.cases:
         lines.append(f"{case.verdict.upper()} {case.id} - {headline(case)}")
         if (stats := case.stats) is not None:
             lines.append(f"  {stats.line()}")
+            lines += [f"  informational: {c.describe()}" for c in stats.checks if c.informational]
+        else:  # one run: the informational checks that did not pass (they failed nothing)
+            lines += [
+                f"  informational: {c.name or 'check'} [{c.outcome}]: {_clip(c.reason)}"
+                for run in case.runs for c in run.checks if c.informational and c.outcome != "passed"
+            ]  # fmt: skip
         failed = [(run, turn) for run in case.runs for turn in run.turns if not turn.passed]
         for run, turn in failed[:_MAX_FAILED_TURNS]:
             lines.append(f"  run {run.index + 1}, turn {turn.index + 1}: {_clip(turn.user, 80)!r}")

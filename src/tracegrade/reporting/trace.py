@@ -123,8 +123,10 @@ def _mark_parallel(spans: list[dict[str, Any]]) -> None:
 
 
 def expected_steps(evaluators: Sequence[Any]) -> list[dict[str, Any]] | None:
-    """The expected trajectory of the first evaluator that declares one (`expected_trajectory`)."""
+    """The expected trajectory of the first evaluator that declares one (`expected_trajectory`;
+    an `informational(...)` one's too)."""
     for ev in evaluators:
+        ev = getattr(ev, "evaluator", ev) if getattr(ev, "informational", False) is True else ev
         steps = getattr(ev, "expected_trajectory", None)
         if isinstance(steps, list):
             out = []
