@@ -150,3 +150,26 @@ def test_warnings_print_as_one_line_without_the_source_that_raised_them(
     assert main(["show", str(tmp_path)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [f"tracegrade show: warning: {tmp_path}: ignored 1 file(s) without a trace file suffix (notes.txt)"]
+
+
+@pytest.mark.parametrize("where", ["environment", "pyproject"])
+def test_grade_gives_judges_without_a_model_the_projects_judge_model(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parent.parent
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - JudgeEvaluator: {rubric: The agent looked the order up.}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENT_EVAL_MODEL", raising=False)
+    monkeypatch.delenv("AGENT_EVAL_JUDGE_MODEL", raising=False)
+    trace = str(root / "fixtures" / "dialects" / "genai.json")
+    main(["grade", trace, "--spec", str(spec), "--format", "json"])
+    assert "has no model" in capsys.readouterr().out  # nothing configured: the judge says so
+    if where == "environment":
+        monkeypatch.setenv("AGENT_EVAL_MODEL", "test")  # pydantic-ai's TestModel: no network
+    else:
+        (tmp_path / "pyproject.toml").write_text('[tool.agent_eval]\njudge_model = "test"\n')
+    main(["grade", trace, "--spec", str(spec), "--format", "json"])
+    [case] = json.loads(capsys.readouterr().out)["cases"]
+    [check] = case["runs"][0]["turns"][0]["checks"]
+    assert check["outcome"] in ("passed", "failed") and "has no model" not in check["reason"], check

@@ -89,6 +89,33 @@ def _case_id(tree: SpanTree, key: str) -> str | None:
     return None
 
 
+def _with_judge_model(evaluators: list[object]) -> list[object]:
+    """The spec's judges that name no model get the project's: `AGENT_EVAL_JUDGE_MODEL` /
+    `AGENT_EVAL_MODEL`, else `judge_model` / `model` in `[tool.agent_eval]` of ./pyproject.toml
+    (as the pytest plugin resolves them)."""
+    import dataclasses
+
+    from .evaluators.judge import JudgeParameters
+    from .grading import Informational
+    from .pytest_plugin.config import find_pyproject, resolve_settings
+
+    if not any(isinstance(getattr(e, "evaluator", e), JudgeParameters) for e in evaluators):
+        return evaluators
+    settings, _ = resolve_settings(find_pyproject(Path.cwd(), None))
+    model = settings.judge_model or settings.model
+    if model is None:
+        return evaluators
+
+    def filled(ev: object) -> object:
+        if isinstance(ev, Informational):
+            return Informational(filled(ev.evaluator))
+        if isinstance(ev, JudgeParameters) and ev.model is None:
+            return dataclasses.replace(ev, model=model)
+        return ev
+
+    return [filled(ev) for ev in evaluators]
+
+
 def _grade(args: argparse.Namespace, console: Console) -> int:
     from .grading import grade, informational_names
     from .reporting.trace import expected_steps, trace_view
@@ -96,7 +123,7 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
 
     if args.output is not None and args.format == "table":
         raise _BadInput("-o writes a report file: choose --format json, junit, markdown or html")
-    evaluators = load_spec(args.spec)
+    evaluators = _with_judge_model(load_spec(args.spec))
     redactor = Redactor(args.redact)
     expected = expected_steps(evaluators)
     report = Report()
