@@ -18,7 +18,7 @@ from tracegrade.batch import grade_traces, spans_to_table, write_span_parquet
 from tracegrade.batch._arrow import SpanTableSource
 from tracegrade.batch._core import parse_condition, sample_bound
 from tracegrade.cli import main
-from tracegrade.errors import BatchInputError
+from tracegrade.errors import BatchInputError, SpecError
 from tracegrade.grading import grade
 from tracegrade.ingest import iter_traces, read_spans
 from tracegrade.spans import Span
@@ -309,7 +309,7 @@ def test_cli_prints_agent_names_and_reasons_literally(tmp_path: Path, capsys: py
 def test_an_empty_spec_is_an_error_not_a_pass(recorded: dict[str, Any], tmp_path: Path) -> None:
     spec = tmp_path / "empty.yaml"
     spec.write_text("evaluators: []\n")
-    with pytest.raises(BatchInputError, match="the `evaluators:` list is empty"):
+    with pytest.raises(SpecError, match="the `evaluators:` list is empty"):
         grade_traces(recorded["files"], spec, workers=1)
     with pytest.raises(BatchInputError, match="no evaluators"):
         grade_traces(recorded["files"], [], workers=1)

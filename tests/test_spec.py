@@ -137,3 +137,15 @@ def test_hostile_scalars_tags_and_shapes_are_spec_errors_with_a_line(tmp_path: P
     spec.write_text(text)
     with pytest.raises(SpecError, match=message):
         load_spec(spec)
+
+
+def test_a_spec_with_an_empty_evaluators_list_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    from tracegrade.cli import main
+    from tracegrade.errors import SpecError
+
+    spec = tmp_path / "empty.yaml"
+    spec.write_text("evaluators: []\n")
+    with pytest.raises(SpecError, match=r"empty\.yaml: the `evaluators:` list is empty: nothing would be checked"):
+        load_spec(spec)
+    trace = Path(__file__).resolve().parent.parent / "fixtures" / "dialects" / "genai.json"
+    assert main(["grade", str(trace), "--spec", str(spec)]) == 2

@@ -126,6 +126,8 @@ def load_spec(path: str | os.PathLike[str]) -> list[object]:
         raise SpecError(f"{path}: expected a mapping with a top-level `evaluators:` list")
     if unknown := [k for k in data if k != "evaluators"]:
         raise SpecError(f"{path}: unknown top-level key {unknown[0]!r}{did_you_mean(str(unknown[0]), ['evaluators'])}")
+    if data["evaluators"] == []:
+        raise SpecError(f"{path}: the `evaluators:` list is empty: nothing would be checked (no checks is not a pass)")
     try:
         return build_evaluators(data["evaluators"])
     except SpecError as e:

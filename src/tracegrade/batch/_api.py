@@ -21,12 +21,7 @@ def _evaluators(spec_or_evaluators: Any) -> list[object]:
     from ..spec import build_evaluators, load_spec
 
     if isinstance(spec_or_evaluators, str | os.PathLike):
-        evaluators = load_spec(spec_or_evaluators)
-        if not evaluators:
-            raise BatchInputError(
-                f"{os.fspath(spec_or_evaluators)}: the `evaluators:` list is empty (a spec must check something)"
-            )
-        return evaluators
+        return load_spec(spec_or_evaluators)  # an empty `evaluators:` list is a SpecError there
     items = list(spec_or_evaluators)
     if not items:
         raise BatchInputError("no evaluators: a spec needs at least one (an empty list grades nothing)")
