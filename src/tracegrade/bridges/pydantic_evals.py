@@ -329,6 +329,13 @@ _RECOVERY_HINT = (
 )
 
 
+_NO_SPAN_TREE = (
+    "No span tree available — ensure logfire/instrumentation is configured: set an OpenTelemetry SDK tracer "
+    "provider before the evaluation (`logfire.configure()`, or `tracegrade.capture.ensure_recorder()`) and "
+    "instrument the agent (`Agent.instrument_all()`, or your framework's instrumentor)"
+)
+
+
 def _evaluation_reason(
     result: EvalResult, kind: Literal["passed", "score", "auto"], missing: SpanTreeRecordingError | None
 ) -> EvaluationReason:
@@ -348,7 +355,7 @@ def _evaluation_reason(
             reason += _RECOVERY_HINT
         reason = f"not evaluated: {reason}"
         if missing is not None:
-            reason = f"No span tree available: {missing.message} ({reason})"
+            reason = f"{_NO_SPAN_TREE}; pydantic-evals: {missing.message} ({reason})"
     return EvaluationReason(value=value, reason=reason or None)
 
 
@@ -417,7 +424,7 @@ class _Bridge(Evaluator[object, object, object]):
         tctx, missing = _context(ctx, self._dialect())
         if missing is not None and self._needs_spans:
             failing: bool | float = 0.0 if kind == "score" else False
-            return EvaluationReason(value=failing, reason=f"No span tree available: {missing.message}")
+            return EvaluationReason(value=failing, reason=f"{_NO_SPAN_TREE}; pydantic-evals: {missing.message}")
         out = self._run(tctx)
         if inspect.isawaitable(out):
             return self._finish(out, kind, missing)
