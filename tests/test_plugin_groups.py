@@ -174,6 +174,16 @@ def test_a_failure_absorbed_by_a_group_that_met_its_threshold_exits_0(pytester: 
     )
 
 
+def test_the_markdown_report_has_the_groups_section(pytester: pytest.Pytester) -> None:
+    _project(pytester, 0.5)
+    pytester.runpytest("--agent-eval-live", "--agent-eval-report", "report.md")
+    text = (pytester.path / "report.md").read_text()
+    assert text.startswith("# LLM Eval Report — ")
+    section = text[text.index("## Groups") :]
+    assert "| Group | Passed | Total | Rate | Threshold | Status |" in section
+    assert "| booking | 1 | 2 |" in section, section
+
+
 def test_the_exit_code_stays_1_when_a_group_misses_its_threshold(pytester: pytest.Pytester) -> None:
     _project(pytester, 0.9)
     result = pytester.runpytest("--agent-eval-live")

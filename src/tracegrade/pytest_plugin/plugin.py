@@ -231,8 +231,20 @@ class _Reporter:
                 if not path.is_absolute():
                     path = self.config.rootpath / path
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(write(report, fmt), encoding="utf-8")
+                text = write(report, fmt)
+                if fmt == "markdown":
+                    text += self._groups_markdown()
+                path.write_text(text, encoding="utf-8")
                 state.reports_written.append(path)
+
+    def _groups_markdown(self) -> str:
+        """The `## Groups` section of the markdown report, as pytest-agent-eval writes it (empty without groups)."""
+        gate = self.config.pluginmanager.get_plugin("tracegrade-agent-eval-groups")
+        if gate is None or not gate.outcomes:
+            return ""
+        from .groups import build_group_markdown_lines
+
+        return "\n" + "\n".join(build_group_markdown_lines(gate.results())) + "\n"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         state = self.state
