@@ -345,3 +345,11 @@ def test_anchors_within_the_bound_still_work(tmp_path: Path) -> None:
         "id: t\nturns:\n  - user: hi\n    expect: &e {tool_calls_include: [search]}\n  - user: again\n    expect: *e\n",
     )
     assert [t.expect.tool_calls_include for t in transcript.turns] == [["search"], ["search"]]  # type: ignore[attr-defined]
+
+
+def test_a_misspelt_key_is_reported_before_the_missing_field_it_explains(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("id: x\nturn:\n  - user: hi\n")
+    with pytest.raises(TranscriptError) as e:
+        load_transcript(str(path))  # a str path too, as pytest-agent-eval's load_transcript takes
+    assert str(e.value) == f"{path}:2: turn: unknown field 'turn' (did you mean 'turns'?) (and 1 more error)"

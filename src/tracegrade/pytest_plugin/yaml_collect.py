@@ -10,6 +10,7 @@ the bad value and, for an unknown field, the closest valid name.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import typing
 from collections.abc import Callable, Iterator
@@ -173,8 +174,10 @@ def _pydantic_message(err: Any) -> tuple[Loc, str, bool]:
     return loc, f"{err['msg']} (got {err.get('input')!r})", False
 
 
-def load_transcript(path: Path) -> Transcript:
-    """Read and validate one transcript file; `TranscriptError` on any problem."""
+def load_transcript(path: str | os.PathLike[str]) -> Transcript:
+    """Read and validate one transcript file; `TranscriptError` on any problem. An unknown key is
+    reported before the errors it likely explains (`turn:` before the missing `turns:`)."""
+    path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
@@ -191,7 +194,8 @@ def load_transcript(path: Path) -> Transcript:
     try:
         spec = TranscriptSpec.model_validate(data)
     except ValidationError as e:
-        err, more = _union_errors(e.errors())
+        # an unknown key first: a misspelt key is why the required one is "missing"
+        err, more = _union_errors(sorted(e.errors(), key=lambda x: x["type"] != "extra_forbidden"))
         loc, message, at_key = _pydantic_message(err)
         suffix = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
         raise TranscriptError(path, loc, message + suffix, _line(node, loc, key=at_key)) from None
