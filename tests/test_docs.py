@@ -62,3 +62,22 @@ def test_doc_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: py
         if name.startswith("test_") and callable(fn):
             _record_refund_run(tmp_path / "fixtures" / "traces")
             fn(recorded_trace=recorded_trace)
+
+
+def test_the_pytest_agent_eval_page_names_tests_that_exist_and_top_level_names_that_import() -> None:
+    """docs/pytest-agent-eval.md: every difference points at a test that exists, and the names it says
+    the top level holds do import from `tracegrade`."""
+    import importlib
+
+    text = (ROOT / "docs" / "pytest-agent-eval.md").read_text()
+    refs = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`(?:, `::(\w+)`)?", text)
+    assert len(refs) >= 8
+    for file, *names in refs:
+        source = (ROOT / file).read_text()
+        for name in filter(None, names):
+            assert f"def {name}(" in source, f"{file}::{name}"
+    listed = re.search(r"The same\ntop-level names exist: (.*?)\.\n", text, re.S)
+    assert listed
+    tracegrade = importlib.import_module("tracegrade")
+    for name in re.findall(r"`(\w+)`", listed.group(1)):
+        assert name in tracegrade.__all__, name
