@@ -166,7 +166,7 @@ def test_arguments_not_recorded_is_not_evaluated() -> None:
     cap = run_captured([("issue_refund", {"order_id": "1"})], include_content=False)
     result = one(cap, ArgumentCorrectness("issue_refund", {"order_id": "1"}))
     assert result.outcome == "not_evaluated" and not result.passed
-    assert "were not recorded" in result.reasoning and "include_content=False" in result.reasoning
+    assert "were not recorded by pydantic-ai" in result.reasoning and "include_content=True" in result.reasoning
 
 
 def test_argument_parameters_are_validated() -> None:

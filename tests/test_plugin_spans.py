@@ -253,9 +253,12 @@ def test_include_content_false_gives_the_not_recorded_message(project: pytest.Py
         result.stdout.str(),
         "run 1, turn 1:",
         "ToolCallArgsEvaluator [not_evaluated]: tool 'book' was called but no dict arguments were captured. "
-        "Arguments of tool 'book' by agent 'shop' were not recorded in its span",
+        "Arguments of tool 'book' by agent 'shop' were not recorded by pydantic-ai; to record them: "
+        "InstrumentationSettings(include_content=True) on the agent",
+        "or return the run's messages from the agent callable",
         "trajectory (spans): book(<args not recorded>)",
     )
+    assert "add_messages" not in result.stdout.str()  # pytest users have no capture object: advice that fits
 
 
 def test_arguments_hidden_from_spans_are_recovered_from_a_returned_run_result(project: pytest.Pytester) -> None:

@@ -147,7 +147,7 @@ def test_three_distinct_failure_messages() -> None:
     assert (never.outcome, unrecorded.outcome, mismatch.outcome) == ("failed", "not_evaluated", "failed")
     assert "tool 'book_slot' was never called (called: ['search'])" in never.reasoning
     assert "tool 'book_slot' was called but no dict arguments were captured" in unrecorded.reasoning
-    assert "were not recorded in its span" in unrecorded.reasoning
+    assert "were not recorded; to record them" in unrecorded.reasoning
     assert "do not match (subset): key 'time': expected '10am', got '3pm'" in mismatch.reasoning
     assert "Expected {'time': '10am'}, observed {'time': '3pm'}" in mismatch.reasoning
     assert len({never.reasoning, unrecorded.reasoning, mismatch.reasoning}) == 3
@@ -174,7 +174,11 @@ def test_arguments_from_real_spans_and_include_content_false() -> None:
     ev = ToolCallArgsEvaluator(tool="book", args={"time": "10am"})
     assert grade(run_captured(steps), [ev])[0].passed
     [hidden] = grade(run_captured(steps, include_content=False), [ev])
-    assert hidden.outcome == "not_evaluated" and "include_content=False" in hidden.reasoning
+    assert (
+        hidden.outcome == "not_evaluated"
+        and "were not recorded by pydantic-ai" in hidden.reasoning
+        and "include_content=True" in hidden.reasoning
+    )
 
 
 def test_invalid_parameters_raise() -> None:

@@ -283,7 +283,7 @@ def _context(
     fields_: dict[str, Any] = {
         "user": ctx.inputs if isinstance(ctx.inputs, str) else _json_text(ctx.inputs),
         "metrics": dict(ctx.metrics),
-        "config": _judge_config(),
+        "config": {**_judge_config(), "surface": "pydantic-evals"},
     }
     if ctx.output is not None:
         fields_["reply"] = _text(ctx.output)

@@ -22,7 +22,7 @@ from .._gc import paused_gc
 from ..spans import Span
 from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, Trajectory, mark_truncated
 from . import _messages, genai, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
-from ._evidence import missing_evidence
+from ._evidence import content_setting, missing_evidence
 from ._merge import Readers, merge_requested
 from ._recovery import recover_arguments
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..tree import SpanNode, SpanTree
 
-__all__ = ["DIALECTS", "Dialect", "extract", "get_dialect", "register_dialect"]
+__all__ = ["DIALECTS", "Dialect", "content_setting", "extract", "get_dialect", "register_dialect"]
 
 _PROTOCOL = ("classify", "recognizes", "agent_run", "tool_call", "model_request")
 

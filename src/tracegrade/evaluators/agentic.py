@@ -89,7 +89,7 @@ class TrajectoryMatch(ScopedEvaluator):
         calls = traj.calls(include_failed=self.include_failed)
         needs_args = {s.tool for s in self._steps if s.args is not None}
         if unrecorded := [c for c in calls if c.name in needs_args and c.args is NOT_RECORDED]:
-            return EvalResult.not_evaluated(not_recorded_reason(unrecorded[0]), score=0.0)
+            return EvalResult.not_evaluated(not_recorded_reason(unrecorded[0], ctx.config.get("surface")), score=0.0)
         score, reason = self._score(calls)
         if score < 1.0 and self.parallel == "unordered" and self.order in ("exact", "strict", "in_order"):
             regrouped = self._regroup(traj, calls)
@@ -158,7 +158,7 @@ class ArgumentCorrectness(ScopedEvaluator):
     def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         calls = traj.calls(include_failed=self.include_failed)
         return check_arguments(calls, self.tool_name, self.expected_arguments, self.match_mode, self._diff,
-                               self.occurrence)  # fmt: skip
+                               self.occurrence, surface=ctx.config.get("surface"))  # fmt: skip
 
 
 @dataclass(repr=False)

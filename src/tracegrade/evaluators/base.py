@@ -312,8 +312,12 @@ def scoped_trajectory(
         return EvalResult.not_evaluated(f"cannot scope the trajectory: {e}")
 
 
-def not_recorded_reason(call: ToolCall) -> str:
-    """Why a call's arguments cannot be checked, and how to get them."""
+def not_recorded_reason(call: ToolCall, surface: str | None = None) -> str:
+    """Why a call's arguments cannot be checked, and how to get them: the setting of the instrumentation
+    that wrote its span, and the recovery that fits where the check ran (`surface`: `"pytest"`,
+    `"pydantic-evals"`, or None for the Python API and files)."""
+    from ..dialects import content_setting
+
     who = f" by agent {call.agent!r}" if call.agent else ""
     if call.dropped_attributes:
         return (
@@ -325,11 +329,16 @@ def not_recorded_reason(call: ToolCall) -> str:
             f"Arguments of tool {call.name!r}{who} are stored outside the telemetry, at {call.args_ref} (an external "
             "content reference, e.g. an upload hook); record message content on the spans to check them"
         )
-    return (
-        f"Arguments of tool {call.name!r}{who} were not recorded in its span (instrumented with "
-        "include_content=False?); use tracegrade.content.instrument_content() in the test process, or give the "
-        "run's messages to the capture (cap.add_messages(result.all_messages())) to recover them by call id"
-    )
+    span = call.span
+    scope = span.scope_name if span is not None and span.scope_name else None
+    reason = f"Arguments of tool {call.name!r}{who} were not recorded" + (f" by {scope}" if scope else "")
+    reason += f"; to record them: {content_setting(span)}"
+    if surface == "pytest":
+        return reason + ("; or return the run's messages from the agent callable (the pydantic-ai run result, or "
+                         "AgentReply(..., messages=...)) to recover them by call id")  # fmt: skip
+    if surface == "pydantic-evals":
+        return reason  # the bridge adds how a task returns its messages
+    return reason + "; or give the run's messages to the capture (capture(messages=...) / cap.add_messages(...))"
 
 
 @dataclasses.dataclass(repr=False)

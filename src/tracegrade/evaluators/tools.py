@@ -69,12 +69,16 @@ def calls_of(ctx: TurnContext, tool: str) -> list[ToolCall] | EvalResult:
         names = [c.name for c in calls]
         return EvalResult(False, f"tool {tool!r} was never called (called: {names!r}){source_note(ctx)}")
     with_args = [c for c in matching if isinstance(c.args, dict)]
-    return with_args or unusable_args(tool, matching, returned=ctx.tool_calls_source == "returned")
+    return with_args or unusable_args(
+        tool, matching, returned=ctx.tool_calls_source == "returned", surface=ctx.config.get("surface")
+    )
 
 
-def unusable_args(tool: str, matching: list[ToolCall], returned: bool = False) -> EvalResult:
+def unusable_args(
+    tool: str, matching: list[ToolCall], returned: bool = False, surface: str | None = None
+) -> EvalResult:
     """Why none of `matching` (calls of `tool`) has dict arguments to check (`returned`: the calls
-    are the ones the agent returned, not spans)."""
+    are the ones the agent returned, not spans; `surface`: where the check runs, for the advice)."""
     if (cut := cut_reason(matching, tool)) is not None:
         return EvalResult.not_evaluated(cut)
     if any(c.args is NOT_RECORDED for c in matching):
@@ -86,7 +90,7 @@ def unusable_args(tool: str, matching: list[ToolCall], returned: bool = False) -
             )
         unrecorded = next(c for c in matching if c.args is NOT_RECORDED)
         return EvalResult.not_evaluated(
-            f"tool {tool!r} was called but no dict arguments were captured. {not_recorded_reason(unrecorded)}"
+            f"tool {tool!r} was called but no dict arguments were captured. {not_recorded_reason(unrecorded, surface)}"
         )
     shown = matching[0].args_text or matching[0].args
     return EvalResult(False, f"tool {tool!r} was called but no dict arguments were captured: {shown!r}")
@@ -102,6 +106,7 @@ def check_arguments(
     *,
     returned: bool = False,
     source: str = "",
+    surface: str | None = None,
 ) -> EvalResult:
     """The argument check of `ToolCallArgsEvaluator` and `ArgumentCorrectness`: the call(s) of `tool`
     among `calls` that `occurrence` picks (`"any"`: some call) have arguments without `diff`erences
@@ -119,7 +124,7 @@ def check_arguments(
     if occurrence == "any":
         with_args = [c for c in matching if isinstance(c.args, dict)]
         if not with_args:
-            return unusable_args(tool, matching, returned)
+            return unusable_args(tool, matching, returned, surface)
         for call in with_args:
             if not diff(call.args):
                 return EvalResult(True, f"{call.describe()} matches {dict(expected)!r} ({mode}){_recovered(call)}")
@@ -137,7 +142,7 @@ def check_arguments(
                                  f"occurrence={occurrence!r} selects none of them")  # fmt: skip
     call = matching[index]
     if not isinstance(call.args, dict):
-        return unusable_args(tool, [call], returned)
+        return unusable_args(tool, [call], returned, surface)
     if diffs_ := diff(call.args):
         return EvalResult(False, f"arguments of {tool!r} (call {occurrence!r}) do not match ({mode}): "
                                  f"{'; '.join(diffs_)}. Expected {dict(expected)!r}, observed {call.args!r}")  # fmt: skip
@@ -268,4 +273,5 @@ class ToolCallArgsEvaluator(ArgsMatchOptions, _NamedArgsCheck):
         if (unknown := missing_tool_evidence(ctx)) is not None:
             return EvalResult.not_evaluated(unknown)
         return check_arguments(_calls(ctx), self.tool, self.args, self.mode, self._diff, self.occurrence,
-                               returned=ctx.tool_calls_source == "returned", source=source_note(ctx))  # fmt: skip
+                               returned=ctx.tool_calls_source == "returned", source=source_note(ctx),
+                               surface=ctx.config.get("surface"))  # fmt: skip

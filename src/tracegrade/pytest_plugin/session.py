@@ -264,7 +264,7 @@ class EvalSession:
         settings = config.model_dump() if hasattr(config, "model_dump") else dict(config or {})
         self.threshold = threshold
         self.runs = runs
-        self.config: dict[str, Any] = settings
+        self.config: dict[str, Any] = {**settings, "surface": "pytest"}  # `surface`: advice that fits (reasons)
         self.retries: int = int(settings.get("retries", 2))
         self.timeout: float = float(settings.get("timeout", 30.0))
         policy = settings.get("not_evaluated", "fail")
