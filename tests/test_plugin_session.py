@@ -109,7 +109,35 @@ def test_a_raising_agent_is_retried_then_the_run_fails_with_the_error() -> None:
     attempts.clear()
     result = run(agent, [Turn("hi")], config={"retries": 1})
     assert not result.passed
-    assert result.runs[0].error == "the agent raised ConnectionError: rate limited (after 2 attempts)"
+    line = agent.__code__.co_firstlineno + 3  # where it raises
+    assert result.runs[0].error == (
+        f"the agent raised ConnectionError: rate limited (at test_plugin_session.py:{line} in agent) (after 2 attempts)"
+    )
+
+
+def test_a_tool_that_ran_before_the_agent_raised_is_reported_from_its_span() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider()
+    tracer = provider.get_tracer("app")
+
+    async def agent(history: list[dict[str, Any]]) -> str:
+        with tracer.start_as_current_span(
+            "invoke_agent shop", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"}
+        ), tracer.start_as_current_span(
+            "execute_tool refund",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "refund",
+                        "gen_ai.tool.call.arguments": '{"order": 7}'},
+        ):  # fmt: skip
+            pass
+        raise RuntimeError("model quota exceeded")
+
+    result = run(agent, [Turn("refund order 7")], config={"retries": 0}, provider=provider)
+    [turn] = result.runs[0].turn_results
+    assert turn.error is not None and turn.error.startswith("the agent raised RuntimeError: model quota exceeded (at ")
+    assert [(c.name, c.args) for c in turn.tool_calls] == [
+        ("refund", {"order": 7})
+    ] and turn.tool_calls_source == "spans"
 
 
 def test_a_retried_run_starts_again_from_the_first_turn() -> None:

@@ -13,6 +13,7 @@ import asyncio
 import inspect
 import os
 import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -235,6 +236,15 @@ async def _call(agent: AgentCallable, history: list[dict[str, Any]]) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
+def _raised_at(error: BaseException) -> str:
+    """` (at file.py:12 in func)`: where the agent's exception was raised (its innermost frame)."""
+    tb = error.__traceback__
+    if tb is None:
+        return ""
+    frame = traceback.extract_tb(tb)[-1]
+    return f" (at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
+
+
 class _AgentFailed(Exception):
     def __init__(self, message: str, retryable: bool) -> None:
         super().__init__(message)
@@ -340,7 +350,7 @@ class EvalSession:
                 except TimeoutError:
                     failure = _AgentFailed(f"the agent did not answer turn {index + 1} within {self.timeout:g}s", True)
                 except Exception as e:
-                    failure = _AgentFailed(f"the agent raised {type(e).__name__}: {e}", True)
+                    failure = _AgentFailed(f"the agent raised {type(e).__name__}: {e}{_raised_at(e)}", True)
             if failure is None:
                 try:
                     reply, returned, messages = normalize_reply(output)
@@ -348,9 +358,12 @@ class EvalSession:
                     failure = _AgentFailed(str(e), False)
             if failure is not None:
                 error = EvalResult.error(str(failure))
+                traj = cap.trajectory  # what the agent did before it failed (its tool spans) is still reported
+                calls = list(traj.tool_calls)
                 results.append(
-                    TurnResult(index, False, [error], turn.user, error=str(failure), trajectory=cap.trajectory)
-                )
+                    TurnResult(index, False, [error], turn.user, "", calls, "spans" if calls else "none",
+                               error=str(failure), trajectory=traj)
+                )  # fmt: skip
                 return results, failure
             if messages:
                 cap.add_messages(messages)
