@@ -18,7 +18,7 @@ from ._otlp import any_value, attributes, camelize, parse_id, parse_time
 from ._protobuf import _any as _pb_any
 from ._protobuf import _attrs as _pb_attrs
 from ._protobuf import _id as _pb_id
-from ._protobuf import signal_of
+from ._protobuf import message_class, signal_of
 
 __all__ = [
     "LogRecord", "ReceivedLog", "is_logs_file", "logs_from_json_bytes", "logs_from_message", "logs_from_protobuf_bytes",
@@ -30,18 +30,6 @@ _ORIGIN = "<request>"
 
 ReceivedLog = LogRecord
 """The name the receiver first gave `LogRecord`."""
-
-
-def _logs_message_class(path: str) -> Any:
-    """`ExportLogsServiceRequest`, or a `TraceFormatError` saying how to install it."""
-    try:
-        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-    except ImportError as e:
-        raise TraceFormatError(
-            f"this is an OTLP protobuf file; reading it needs opentelemetry-proto ({e}): pip install tracegrade[proto]",
-            path,
-        ) from e
-    return ExportLogsServiceRequest
 
 
 def _pb_record(r: Any, resource: dict[str, Any], scope: str, limit: int) -> LogRecord:
@@ -92,7 +80,7 @@ def _decode_pb(body: bytes | bytearray, limit: int, path: str, label: str = "", 
     if file and signal_of(body) == "traces":
         raise TraceFormatError("this protobuf message holds OTLP traces, not logs", path, None, where())
     try:
-        msg = _logs_message_class(path).FromString(body)
+        msg = message_class(path, "logs").FromString(body)
     except (DecodeError, RecursionError, ValueError) as e:
         raise TraceFormatError(f"not a valid ExportLogsServiceRequest protobuf message ({e})", path, None,
                                where()) from None  # fmt: skip

@@ -86,9 +86,14 @@ def signal_of(data: bytes | bytearray | memoryview) -> Literal["traces", "logs"]
     return None
 
 
-def message_class(path: str) -> Any:
-    """`ExportTraceServiceRequest`, or a `TraceFormatError` saying how to install it."""
+def message_class(path: str, signal: str = "traces") -> Any:
+    """`ExportTraceServiceRequest` (`signal="traces"`) or `ExportLogsServiceRequest` (`"logs"`), or a
+    `TraceFormatError` saying how to install them."""
     try:
+        if signal == "logs":
+            from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+            return ExportLogsServiceRequest
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     except ImportError as e:
         raise TraceFormatError(
