@@ -383,3 +383,14 @@ def test_the_callers_code_runs_with_the_cyclic_gc_on_between_units(recorded: dic
     assert gc.isenabled()
     seen = [gc.isenabled() for _ in iter_task(OtlpTask(str(recorded["files"][0])), plan)]
     assert seen == [True] * 6 and gc.isenabled()
+
+
+def test_the_python_summary_line_is_the_one_the_cli_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parent.parent
+    result = grade_traces([root / "fixtures" / "dialects"], root / "fixtures" / "spec.yaml", workers=1)
+    main(["batch", str(root / "fixtures" / "dialects"), "--spec", str(root / "fixtures" / "spec.yaml"),
+          "--out", str(tmp_path / "r.parquet"), "--no-progress"])  # fmt: skip
+    line = result.summary.line()
+    assert line == "4 eval(s): 4 passed, 0 failed; checks: 24 passed, 0 failed, 0 not evaluated, 0 errors"
+    printed = capsys.readouterr()
+    assert line in printed.out + printed.err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -9,10 +10,42 @@ if TYPE_CHECKING:
     from .trajectory import ToolCall, Trajectory
     from .tree import SpanTree
 
-__all__ = ["OUTCOMES", "EvalResult", "Outcome", "TurnContext"]
+__all__ = ["OUTCOMES", "EvalResult", "Outcome", "TurnContext", "checks_phrase", "summary_text"]
 
 Outcome = Literal["passed", "failed", "not_evaluated", "error"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "not_evaluated", "error")
+
+
+def checks_phrase(checks: Mapping[Outcome, int], not_evaluated_skipped: int = 0) -> str:
+    """`checks: 4 passed, 1 failed, 1 not evaluated (skipped), 0 errors`."""
+    ne = checks.get("not_evaluated", 0)
+    if not_evaluated_skipped and not_evaluated_skipped == ne:
+        ne_text = f"{ne} not evaluated (skipped)"
+    elif not_evaluated_skipped:
+        ne_text = f"{ne} not evaluated ({not_evaluated_skipped} skipped)"
+    else:
+        ne_text = f"{ne} not evaluated"
+    return f"checks: {checks.get('passed', 0)} passed, {checks.get('failed', 0)} failed, {ne_text}, {checks.get('error', 0)} errors"
+
+
+def summary_text(
+    cases: int,
+    passed: int,
+    failed: int,
+    checks: Mapping[Outcome, int],
+    not_evaluated_skipped: int = 0,
+    no_checks: int = 0,
+    not_live: int = 0,
+) -> str:
+    """The one summary line of every surface (CLI, pytest, batch):
+    `2 eval(s): 1 passed, 1 failed; checks: 4 passed, 2 failed, 0 not evaluated, 0 errors`
+    (with `, N no checks` and `, N skipped (not live)` when there are any)."""
+    head = f"{cases} eval(s): {passed} passed, {failed} failed"
+    if no_checks:
+        head += f", {no_checks} no checks"
+    if not_live:
+        head += f", {not_live} skipped (not live)"
+    return f"{head}; {checks_phrase(checks, not_evaluated_skipped)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from ..results import OUTCOMES
+from ..results import OUTCOMES, summary_text
 from ._core import BatchInputError, Row
 
 if TYPE_CHECKING:
@@ -183,12 +183,10 @@ class BatchSummary:
         return sorted(bad, key=lambda k: (k.pass_rate, -k.total, k.evaluator, k.agent or ""))[:n]
 
     def line(self) -> str:
-        o = self.outcomes
-        skipped = " (skipped)" if self.not_evaluated == "skip" and o["not_evaluated"] else ""
-        return (
-            f"{self.units} unit(s): {self.units - self.units_failed} passed, {self.units_failed} failed; checks: "
-            f"{o['passed']} passed, {o['failed']} failed, {o['not_evaluated']} not evaluated{skipped}, {o['error']} errors"
-        )
+        """The summary line every surface prints (`tracegrade.results.summary_text`), one eval per unit."""
+        skipped = self.outcomes["not_evaluated"] if self.not_evaluated == "skip" else 0
+        checks = {o: self.outcomes[o] for o in OUTCOMES}
+        return summary_text(self.units, self.units - self.units_failed, self.units_failed, checks, skipped)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..results import OUTCOMES, EvalResult, Outcome
+from ..results import OUTCOMES, EvalResult, Outcome, checks_phrase, summary_text
 
 if TYPE_CHECKING:
     from .stats import CaseStats
@@ -25,7 +25,6 @@ __all__ = [
     "Totals",
     "TurnRecord",
     "Verdict",
-    "checks_phrase",
     "headline",
     "summary_line",
 ]
@@ -276,18 +275,6 @@ class Totals:
         }  # fmt: skip
 
 
-def checks_phrase(checks: Mapping[Outcome, int], not_evaluated_skipped: int = 0) -> str:
-    """`checks: 4 passed, 1 failed, 1 not evaluated (skipped), 0 errors`."""
-    ne = checks.get("not_evaluated", 0)
-    if not_evaluated_skipped and not_evaluated_skipped == ne:
-        ne_text = f"{ne} not evaluated (skipped)"
-    elif not_evaluated_skipped:
-        ne_text = f"{ne} not evaluated ({not_evaluated_skipped} skipped)"
-    else:
-        ne_text = f"{ne} not evaluated"
-    return f"checks: {checks.get('passed', 0)} passed, {checks.get('failed', 0)} failed, {ne_text}, {checks.get('error', 0)} errors"
-
-
 def headline(case: CaseRecord) -> str:
     """`score 1.00 (2/2 runs passed, threshold 1.00); checks: ...` for one case."""
     counts = case.counts
@@ -299,15 +286,10 @@ def headline(case: CaseRecord) -> str:
 
 
 def summary_line(totals: Totals) -> str:
-    """The one summary every surface prints:
-    `2 eval(s): 1 passed, 1 failed; checks: 4 passed, 2 failed, 0 not evaluated, 0 errors`
-    (with `, N no checks` and `, N skipped (not live)` when there are any)."""
-    head = f"{totals.cases} eval(s): {totals.passed} passed, {totals.failed} failed"
-    if totals.no_checks:
-        head += f", {totals.no_checks} no checks"
-    if totals.not_live:
-        head += f", {totals.not_live} skipped (not live)"
-    return f"{head}; {checks_phrase(totals.checks, totals.not_evaluated_skipped)}"
+    """The one summary every surface prints (`results.summary_text`):
+    `2 eval(s): 1 passed, 1 failed; checks: 4 passed, 2 failed, 0 not evaluated, 0 errors`."""
+    return summary_text(totals.cases, totals.passed, totals.failed, totals.checks, totals.not_evaluated_skipped,
+                        totals.no_checks, totals.not_live)  # fmt: skip
 
 
 @dataclass(slots=True)
