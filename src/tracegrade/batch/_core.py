@@ -3,19 +3,18 @@ grading one unit (a trace, an agent run of it, or a conversation) into result ro
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from fnmatch import fnmatchcase
 from typing import Any, Literal, TypeVar
 
 import orjson
 
 from .._gc import paused_gc
+from .._redact import Redactor
 from ..errors import BatchInputError
 from ..grading import grade
 from ..spans import Span
@@ -47,9 +46,6 @@ CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 """Span attributes that name a conversation, in order of preference."""
 
 Row = tuple[Any, ...]
-REDACTED = "[redacted]"
-_MIN_SCRUB = 3
-"""Shorter values are not scrubbed from reasons (they would blank unrelated words), as in reports."""
 GroupBy = Literal["trace", "conversation"]
 
 
@@ -342,51 +338,15 @@ def case_id_of(spans: Sequence[Span] | SpanTree, key: str) -> str | None:
 
 def _redacted_reasons(tree: SpanTree, traj: Any, results: Sequence[Any], opts: Options) -> list[str]:
     """The results' reasons with every value found under a key matching `opts.redact` (in the unit's
-    span attributes, JSON text in them included, and tool-call arguments) replaced by `[redacted]`
-    — the rule of `tracegrade.reporting.redact.Redactor`, which reports apply (it is a later layer)."""
-    globs = [g.lower() for g in opts.redact]
-    found: set[str] = set()
-
-    def matches(key: str) -> bool:
-        key = key.lower()
-        last = key.rsplit(".", 1)[-1]
-        return any(fnmatchcase(key, g) or fnmatchcase(last, g) for g in globs)
-
-    def remember(value: Any) -> None:
-        if isinstance(value, dict | list):
-            for v in value.values() if isinstance(value, dict) else value:
-                remember(v)
-        elif value is not None and not isinstance(value, bool) and len(text := str(value)) >= _MIN_SCRUB:
-            found.add(text)
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                sub = f"{path}.{k}" if path else str(k)
-                if matches(sub):
-                    remember(v)
-                else:
-                    walk(v, sub)
-        elif isinstance(value, list | tuple):
-            for v in value:
-                walk(v, path)
-        elif isinstance(value, str) and value[:1] in ("{", "["):
-            with contextlib.suppress(orjson.JSONDecodeError):
-                walk(orjson.loads(value), path)
-
+    span attributes, JSON text in them included, and tool-call arguments) replaced by `[redacted]`:
+    the redactor the reports apply."""
+    redactor = Redactor(opts.redact)
     for node in tree.nodes:
-        walk(dict(node.attributes), "")
+        redactor.value(dict(node.attributes))
     for call in traj.calls(include_failed=True, include_deferred=True):
         if call.args_recorded:
-            walk(call.args, "")
-    reasons = []
-    for result in results:
-        text = result.reasoning
-        for secret in sorted(found, key=len, reverse=True):
-            if secret in text:
-                text = text.replace(repr(secret), repr(REDACTED)).replace(secret, REDACTED)
-        reasons.append(text)
-    return reasons
+            redactor.value(call.args)
+    return redactor.scrub_all([r.reasoning for r in results])
 
 
 def _release(tree: SpanTree) -> None:
