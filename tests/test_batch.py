@@ -394,3 +394,135 @@ def test_the_python_summary_line_is_the_one_the_cli_prints(tmp_path: Path, capsy
     assert line == "4 eval(s): 4 passed, 0 failed; checks: 24 passed, 0 failed, 0 not evaluated, 0 errors"
     printed = capsys.readouterr()
     assert line in printed.out + printed.err
+
+
+@pytest.mark.parametrize(
+    "score", [0.5, None, float("nan"), float("inf"), 1], ids=["float", "none", "nan", "inf", "int"]
+)
+def test_result_writer_keeps_every_value_of_its_rows(tmp_path: Path, score: Any) -> None:
+    from tracegrade.batch._result import ResultWriter
+
+    cols = ("trace_id", "root_span_id", "agent", "evaluator", "params_hash", "outcome", "score", "reason")
+    rows = [
+        ("a" * 32, "b" * 16, None, "MaxToolCalls", "h", "passed", score, 'quote " newline \n tab \t é 😀'),
+        (
+            "c" * 32,
+            "d" * 16,
+            "agent",
+            "MaxToolCalls",
+            "h",
+            "failed",
+            0.0,
+            "lone \ud800 surrogate",
+        ),  # UTF-8 cannot hold it
+    ]
+    writer = ResultWriter(tmp_path / "r.parquet", cols)
+    writer.write(rows)
+    writer.close()
+    got, second = pq.read_table(tmp_path / "r.parquet").to_pylist()
+    assert got["reason"] == rows[0][7] and got["agent"] is None and got["outcome"] == "passed"
+    assert second["reason"] == "lone \\ud800 surrogate" and second["agent"] == "agent" and second["score"] == 0.0
+    if score is None:
+        assert got["score"] is None
+    elif score != score:
+        assert got["score"] != got["score"]  # NaN stays NaN (JSON would have made it null)
+    else:
+        assert got["score"] == float(score)
+
+
+def test_json_lines_results_keep_a_reason_utf8_cannot_hold_as_its_escape(tmp_path: Path) -> None:
+    from tracegrade.batch._result import ResultWriter
+
+    writer = ResultWriter(tmp_path / "r.jsonl", ("trace_id", "score", "reason"))
+    writer.write([("a" * 32, 1.0, "ok \ud800")])
+    writer.close()
+    assert json.loads((tmp_path / "r.jsonl").read_text()) == {
+        "trace_id": "a" * 32,
+        "score": 1.0,
+        "reason": "ok \\ud800",
+    }
+
+
+def test_writing_parquet_results_does_not_import_pandas(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom tracegrade.batch._result import ResultWriter\n"
+        f"w = ResultWriter({str(tmp_path / 'r.parquet')!r}, ('trace_id', 'score', 'reason'))\n"
+        "w.write([('a' * 32, 1.0, 'ok')])\nw.close()\nprint('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    assert pq.read_table(tmp_path / "r.parquet").to_pylist() == [{"trace_id": "a" * 32, "score": 1.0, "reason": "ok"}]
+
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+CORPUS_SPEC: list[Any] = [
+    {"MaxToolCalls": 10},
+    {"MaxModelRequests": 10},
+    {"ToolCallEvaluator": {"must_include": ["get_weather"]}},
+]
+
+
+def _corpus_with_logs(tmp_path: Path) -> Path:
+    """The framework runs whose message content (and so their tool calls) arrived as OTLP log records."""
+    d = tmp_path / "runs"
+    d.mkdir()
+    for logs in sorted(CORPUS.glob("*.logs.json")):
+        stem = logs.name.removesuffix(".logs.json")
+        (d / logs.name).write_bytes(logs.read_bytes())
+        (d / f"{stem}.traces.json").write_bytes((CORPUS / f"{stem}.traces.json").read_bytes())
+    return d
+
+
+def _graded_like_grade(source: Any, spec: list[Any]) -> list[tuple[str, str, str, str | None]]:
+    """(trace id, evaluator, outcome, reason) as `tracegrade grade` grades `source`: every logs file
+    attached to the traces of every trace file."""
+    evaluators = build_evaluators(spec)
+    out = []
+    for tree in iter_traces(source):
+        first = min(tree.roots, key=lambda r: (r.start_ns, r.span_id))
+        out += [(f"{first.trace_id:032x}", e.name, e.outcome, e.reasoning) for e in grade(tree, evaluators)]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_log_records_among_the_sources_are_attached_as_load_traces_attaches_them(tmp_path: Path, workers: int) -> None:
+    d = _corpus_with_logs(tmp_path)
+    rows = grade_traces([d], CORPUS_SPEC, workers=workers).rows()
+    got = sorted((r["trace_id"], r["evaluator"], r["outcome"], r["reason"]) for r in rows)
+    assert got == _graded_like_grade(d, CORPUS_SPEC)
+    # the logs made a difference: without them these runs' tool calls are not recorded
+    without = grade_traces(sorted(d.glob("*.traces.json")), CORPUS_SPEC, workers=1).rows()
+    assert sum(r["outcome"] == "not_evaluated" for r in without) > sum(r["outcome"] == "not_evaluated" for r in rows)
+
+
+def test_log_records_reach_units_cut_by_where_and_by_conversation(tmp_path: Path) -> None:
+    d = _corpus_with_logs(tmp_path)
+    everything = sorted(
+        (r["trace_id"], r["evaluator"], r["outcome"]) for r in grade_traces([d], CORPUS_SPEC, workers=1).rows()
+    )
+    kept_all = grade_traces([d], CORPUS_SPEC, where=["Duration >= 0"], workers=1).rows()
+    assert sorted((r["trace_id"], r["evaluator"], r["outcome"]) for r in kept_all) == everything
+    by_conv = grade_traces([d], CORPUS_SPEC, group_by="conversation", workers=1).rows()
+    by_trace = {(r["trace_id"], r["evaluator"]): r["outcome"] for r in grade_traces([d], CORPUS_SPEC, workers=1).rows()}
+    single = [r for r in by_conv if r["conversation_id"] is None]  # traces naming no conversation: their own unit
+    assert single and all(by_trace[(r["trace_id"], r["evaluator"])] == r["outcome"] for r in single)
+
+
+def test_a_logs_file_with_only_span_tables_is_a_clear_error(recorded: dict[str, Any]) -> None:
+    logs = next(CORPUS.glob("*.logs.json"))
+    with pytest.raises(BatchInputError, match="logs file attaches to the spans of OTLP trace files"):
+        grade_traces([recorded["parquet"], logs], SPEC)
+
+
+def test_a_logs_file_changed_between_jobs_is_read_again(tmp_path: Path) -> None:
+    from tracegrade.batch import _plan
+
+    d = _corpus_with_logs(tmp_path)
+    logs = sorted(d.glob("*.logs.json"))
+    first = grade_traces([d], CORPUS_SPEC, workers=1).rows()
+    assert _plan._LOGS == ((), {})  # nothing is kept once the job is done
+    for f in logs:  # the same files, now without records: the content they gave is gone
+        f.write_text('{"resourceLogs": []}')
+    second = grade_traces([d], CORPUS_SPEC, workers=1).rows()
+    without = grade_traces(sorted(d.glob("*.traces.json")), CORPUS_SPEC, workers=1).rows()
+    assert second == without != first

@@ -101,3 +101,17 @@ def test_spark_gives_the_local_rows_with_a_case_id_column_and_redacted_reasons(s
     assert {r["case_id"] for r in local.rows()} == {"refund", "hello", None}
     assert not any(str(CARD_ID) in r["reason"] for r in local.rows())
     assert on_spark.summary.to_dict()["case_runs"] == local.summary.to_dict()["case_runs"]
+
+
+def test_spark_attaches_log_records_as_the_local_engine_does(spark: Any, tmp_path: Path) -> None:
+    corpus = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+    for logs in sorted(corpus.glob("openai--otel-genai--*.logs.json")):  # content only in log records
+        stem = logs.name.removesuffix(".logs.json")
+        (tmp_path / logs.name).write_bytes(logs.read_bytes())
+        (tmp_path / f"{stem}.traces.json").write_bytes((corpus / f"{stem}.traces.json").read_bytes())
+    spec: list[Any] = [{"MaxToolCalls": 10}, {"ToolCallEvaluator": {"must_include": ["get_weather"]}}]
+    for group_by in ("trace", "conversation"):
+        local = grade_traces([tmp_path], spec, workers=1, group_by=group_by).rows()  # type: ignore[arg-type]
+        on_spark = grade_traces([tmp_path], spec, engine="spark", spark=spark, group_by=group_by).rows()  # type: ignore[arg-type]
+        assert on_spark == local
+        assert any(r["outcome"] == "passed" for r in local if r["evaluator"] == "MaxToolCalls")

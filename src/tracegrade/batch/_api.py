@@ -6,10 +6,13 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._core import BatchInputError, Condition, GradingPlan, Options, Row, parse_condition
 from ._result import BatchResult, BatchSummary, ResultWriter, output_format
+
+if TYPE_CHECKING:
+    from ._plan import Sources
 
 __all__ = ["grade_traces"]
 
@@ -71,7 +74,7 @@ def grade_traces(
     values (tool arguments, span attributes) are replaced in the rows' reasons, as `--redact` does in
     reports; outcomes and scores are unchanged.
     """
-    from ._plan import classify_sources
+    from ._plan import classify_sources, forget_logs
 
     if isinstance(sources, str | os.PathLike):
         sources = [sources]
@@ -110,18 +113,19 @@ def grade_traces(
                 summary.add(rows)
     finally:
         table = writer.close()
+        forget_logs()
     return BatchResult(summary, options.columns, writer.path, table)
 
 
 def _units(
-    engine: Engine, sources: list[Any], plan: GradingPlan, workers: int, spark: Any, advance: Callable[[str, int], None]
+    engine: Engine, sources: Sources, plan: GradingPlan, workers: int, spark: Any, advance: Callable[[str, int], None]
 ) -> Iterator[list[Row]]:
     from ._plan import conversation_order, conversation_tasks, plan_tasks
 
     if engine == "spark":
         from ._spark import run_spark
 
-        for rows in run_spark(sources, plan, workers, spark):
+        for rows in run_spark(sources.items, plan, workers, spark, sources.logs):
             advance("", 1)
             yield rows
         return
@@ -134,7 +138,7 @@ def _units(
         units = list(run_local(conversation_tasks(sources, plan), plan, workers, done))
         yield from sorted(units, key=conversation_order)
         return
-    tasks = plan_tasks(sources, workers)
+    tasks = plan_tasks(sources.items, workers, logs=sources.logs)
     yield from run_local(tasks, plan, min(workers, len(tasks)), done)  # no pool for a single task
 
 

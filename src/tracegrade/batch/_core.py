@@ -17,17 +17,20 @@ from .._gc import paused_gc
 from .._redact import Redactor
 from ..errors import BatchInputError
 from ..grading import grade
-from ..spans import Span
+from ..spans import LogRecord, Span
 from ..tree import SpanTree
 
 __all__ = [
     "COLUMNS",
     "CONVERSATION_KEYS",
+    "NO_LOGS",
     "BatchInputError",
     "Condition",
     "GradingPlan",
+    "Logs",
     "Options",
     "Row",
+    "attach_logs",
     "case_id_of",
     "conversation_of",
     "gc_paused",
@@ -47,6 +50,19 @@ CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 
 Row = tuple[Any, ...]
 GroupBy = Literal["trace", "conversation"]
+Logs = tuple[tuple[LogRecord, ...], int]
+"""The log records attached to a unit's spans, and how many records offered to it named none of them."""
+NO_LOGS: Logs = ((), 0)
+
+
+def attach_logs(tree: SpanTree, logs: Logs) -> None:
+    """Attach to `tree` the records of `logs` that name its spans; its count of records that named
+    no span becomes that of `logs` (records naming spans outside this unit belong to another unit of
+    the same trace, or to spans a `where` condition dropped)."""
+    records, unattached = logs
+    if records:
+        tree.attach_logs(records)
+    tree.unattached_logs = unattached
 
 
 # --- span conditions (`--where`) ---------------------------------------------------------------
@@ -290,9 +306,11 @@ def gc_paused(items: Iterator[T]) -> Iterator[T]:
         yield item  # type: ignore[misc]
 
 
-def grade_unit(spans: Sequence[Span] | SpanTree, plan: GradingPlan, conversation: str | None = None) -> list[Row]:
-    """The rows of one graded unit: one per evaluator, in spec order. A unit over `max_spans` spans is
-    `not_evaluated` (its tree is never built)."""
+def grade_unit(
+    spans: Sequence[Span] | SpanTree, plan: GradingPlan, conversation: str | None = None, logs: Logs = NO_LOGS
+) -> list[Row]:
+    """The rows of one graded unit: one per evaluator, in spec order, with the log records `logs`
+    attached to its spans. A unit over `max_spans` spans is `not_evaluated` (its tree is never built)."""
     from ..dialects import extract
 
     opts = plan.options
@@ -306,7 +324,11 @@ def grade_unit(spans: Sequence[Span] | SpanTree, plan: GradingPlan, conversation
         return [(trace_id, root_id, None, name, h, "not_evaluated", None, reason, *extra)
                 for name, h in zip(plan.names, plan.hashes, strict=True)]  # fmt: skip
     with paused_gc():  # one unit's objects are garbage together: no cyclic-GC passes while they are built
-        tree = spans if isinstance(spans, SpanTree) else SpanTree.from_spans(spans)
+        if isinstance(spans, SpanTree):
+            tree = spans
+        else:
+            tree = SpanTree.from_spans(spans)
+            attach_logs(tree, logs)
         first = _tree_root(tree)
         trace_id, root_id = f"{first.trace_id:032x}", f"{first.span_id:016x}"
         traj = extract(tree, dialect=opts.dialect)

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..spans import Span
+from ..spans import LogRecord, Span
 from ..tree import SpanTree
 from ._arrow import SpanTableSource, bucket_ranges, table_traces
 from ._core import (
+    NO_LOGS,
     BatchInputError,
     GradingPlan,
+    Logs,
     Row,
     conversation_of,
     gc_paused,
@@ -29,10 +31,13 @@ __all__ = [
     "ConversationTask",
     "OtlpTask",
     "Source",
+    "Sources",
     "TableTask",
     "Task",
     "classify_sources",
     "conversation_tasks",
+    "forget_logs",
+    "logs_of",
     "plan_tasks",
     "run_task",
 ]
@@ -46,11 +51,23 @@ DEFAULT_ROWS_PER_TASK = 250_000
 range read in its own pass)."""
 
 
-def classify_sources(sources: Iterable[str | os.PathLike[str]]) -> list[Source]:
-    """Each source as OTLP trace files (a file, or a directory's trace files) or a span table
-    (a `.parquet` file, a directory of Parquet files, a Delta table: a directory with `_delta_log`)."""
-    from ..ingest import trace_files
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """The classified sources: trace files and span tables in order, and the OTLP logs files among
+    them (read with every trace file, as `load_traces` and `tracegrade grade` read them)."""
 
+    items: list[Source]
+    logs: tuple[str, ...] = ()
+
+
+def classify_sources(sources: Iterable[str | os.PathLike[str]]) -> Sources:
+    """Each source as OTLP trace files (a file, or a directory's trace files), an OTLP logs file, or a
+    span table (a `.parquet` file, a directory of Parquet files, a Delta table: a directory with
+    `_delta_log`). Logs files need trace files to attach to: span tables carry no log records."""
+    from ..ingest import trace_files
+    from ..ingest._logs import is_logs_file
+
+    sources = list(sources)
     out: list[Source] = []
     for src in sources:
         path = Path(src)
@@ -69,9 +86,16 @@ def classify_sources(sources: Iterable[str | os.PathLike[str]]) -> list[Source]:
             out.append(SpanTableSource(path, "parquet"))
         else:
             out.extend(trace_files(path))
-    if not out:
+    logs = tuple(str(p) for p in out if isinstance(p, Path) and is_logs_file(p))
+    items = [p for p in out if not (isinstance(p, Path) and str(p) in logs)]
+    if not items:
         raise BatchInputError("no trace files or span tables in " + ", ".join(map(str, sources)))
-    return out
+    if logs and not any(isinstance(p, Path) for p in items):
+        raise BatchInputError(
+            f"{logs[0]}: an OTLP logs file attaches to the spans of OTLP trace files, and span tables carry no "
+            "log records; give the trace files it belongs with"
+        )
+    return Sources(items, logs)
 
 
 def _trace_like(path: Path) -> list[Path]:
@@ -87,12 +111,44 @@ def _trace_like(path: Path) -> list[Path]:
 
 @dataclass(frozen=True, slots=True)
 class OtlpTask:
-    """The traces of one OTLP file (traces are grouped per file, as `iter_traces` does)."""
+    """The traces of one OTLP file (traces are grouped per file, as `iter_traces` does), with the
+    records of the OTLP logs files `logs` attached to the spans they name."""
 
     path: str
+    logs: tuple[str, ...] = ()
+
+    def trees(self, split_runs: bool = True) -> Iterator[SpanTree]:
+        """`iter_traces([path, *logs])`, the logs files read once per process (every task of a job shares them)."""
+        from ..ingest._traces import trees_of
+
+        return trees_of([Path(self.path)], _logs_index(self.logs), split_runs=split_runs)
 
     def label(self) -> str:
         return self.path
+
+
+_LOGS: tuple[tuple[tuple[str, int, int], ...], dict[int, list[LogRecord]]] = ((), {})
+
+
+def _logs_index(paths: tuple[str, ...]) -> dict[int, list[LogRecord]]:
+    """The records of the logs files `paths` by trace id. The last index is kept for the next task
+    of the job, keyed by each file's path, size and modification time (a changed file is read again)."""
+    global _LOGS
+    if not paths:
+        return {}
+    key = tuple((p, (st := os.stat(p)).st_size, st.st_mtime_ns) for p in paths)
+    if _LOGS[0] != key:
+        from ..ingest._traces import logs_by_trace
+
+        _LOGS = ((), {})  # the previous index is freed before the next is read
+        _LOGS = (key, logs_by_trace(map(Path, paths)))
+    return _LOGS[1]
+
+
+def forget_logs() -> None:
+    """Drop the kept logs index (at the end of a job run in this process)."""
+    global _LOGS
+    _LOGS = ((), {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +168,10 @@ class TableTask:
 
 @dataclass(frozen=True, slots=True)
 class ConversationTask:
-    """Assembled conversations, graded as they are: (conversation id or None, spans of its traces)."""
+    """Assembled conversations, graded as they are: (conversation id or None, spans of its traces,
+    the log records attached to them)."""
 
-    units: tuple[tuple[str | None, tuple[Span, ...]], ...]
+    units: tuple[tuple[str | None, tuple[Span, ...], Logs], ...]
 
     def label(self) -> str:
         return f"{len(self.units)} conversation(s)"
@@ -123,14 +180,16 @@ class ConversationTask:
 Task = OtlpTask | TableTask | ConversationTask
 
 
-def plan_tasks(sources: Sequence[Source], workers: int, rows_per_task: int = DEFAULT_ROWS_PER_TASK) -> list[Task]:
+def plan_tasks(
+    sources: Sequence[Source], workers: int, rows_per_task: int = DEFAULT_ROWS_PER_TASK, logs: tuple[str, ...] = ()
+) -> list[Task]:
     """Trace grouping: one task per OTLP file; each span table cut into trace-id prefix ranges, at
     least one per worker and enough that a task reads about `rows_per_task` spans at most. Rows come
     out in task order, so the output does not depend on the number of workers."""
     tasks: list[Task] = []
     for src in sources:
         if isinstance(src, Path):
-            tasks.append(OtlpTask(str(src)))
+            tasks.append(OtlpTask(str(src), logs))
             continue
         rows = src.count_rows()
         k = min(256, max(2 * workers if workers > 1 else 1, -(-rows // rows_per_task)))
@@ -150,52 +209,61 @@ def iter_task(task: Task, plan: GradingPlan) -> Iterator[list[Row]]:
 
 def _task_rows(task: Task, plan: GradingPlan) -> Iterator[list[Row]]:
     if isinstance(task, ConversationTask):
-        for conversation, spans in task.units:
-            yield grade_unit(spans, plan, conversation)
+        for conversation, spans, logs in task.units:
+            yield grade_unit(spans, plan, conversation, logs)
         return
-    for unit in task_units(task, plan):
-        yield grade_unit(unit, plan)
+    for unit, logs in task_units(task, plan):
+        yield grade_unit(unit, plan, logs=logs)
 
 
-def task_units(task: OtlpTask | TableTask, plan: GradingPlan) -> Iterator[SpanTree | list[Span]]:
-    """The graded units of a trace-grouping task: sampled traces, filtered, split per agent run."""
-    from ..ingest import iter_traces
+def task_units(task: OtlpTask | TableTask, plan: GradingPlan) -> Iterator[tuple[SpanTree | list[Span], Logs]]:
+    """The graded units of a trace-grouping task (sampled traces, filtered, split per agent run), each
+    with the log records to attach to its spans (a tree has them attached already)."""
 
     bound = plan.options.bound
     if isinstance(task, TableTask):
         table = task.source.scan(plan.options.where, bound, task.bucket)
         for spans in table_traces(table, task.source.path):
-            yield from trace_units(spans, plan)
+            for unit in trace_units(spans, plan):
+                yield unit, NO_LOGS
         return
     if plan.options.where:
-        for tree in iter_traces(task.path, split_runs=False):
+        for tree in task.trees(split_runs=False):
             if tree.roots and sampled_trace(tree.roots[0].trace_id, bound):
-                yield from trace_units([n.source for n in tree.nodes], plan)  # type: ignore[misc]
+                logs = logs_of(tree)
+                for unit in trace_units([n.source for n in tree.nodes], plan):  # type: ignore[misc]
+                    yield unit, logs
         return
-    for tree in iter_traces(task.path):
+    for tree in task.trees():
         if tree.roots and (bound >= _ALL or sampled_trace(tree.roots[0].trace_id, bound)):
-            yield tree
+            yield tree, NO_LOGS
 
 
 # --- conversations ------------------------------------------------------------------------------
 
 
-def _source_traces(sources: Sequence[Source], plan: GradingPlan) -> Iterator[list[Span]]:
-    """Every trace of every source, whole (not split per agent run), `where`-filtered."""
-    from ..ingest import iter_traces
+def _source_traces(sources: Sources, plan: GradingPlan) -> Iterator[tuple[list[Span], Logs]]:
+    """Every trace of every source, whole (not split per agent run), `where`-filtered, with its log records."""
 
     keep = plan.options.keep if plan.options.where else None
-    for src in sources:
+    for src in sources.items:
         if isinstance(src, Path):
-            for tree in iter_traces(src, split_runs=False):
+            for tree in OtlpTask(str(src), sources.logs).trees(split_runs=False):
                 spans: list[Span] = [n.source for n in tree.nodes]  # type: ignore[misc]
                 if keep is not None:
                     spans = [s for s in spans if keep(s)]
                 if spans:
-                    yield spans
+                    yield spans, logs_of(tree)
         else:
             table = src.scan(plan.options.where, _ALL, None)
-            yield from table_traces(table, src.path)
+            for spans in table_traces(table, src.path):
+                yield spans, NO_LOGS
+
+
+def logs_of(tree: SpanTree) -> Logs:
+    """The log records attached to `tree`'s spans and its count of records that named none (to
+    attach them again to a tree rebuilt from its spans)."""
+    return tuple(r for n in tree.nodes for r in n.logs), tree.unattached_logs
 
 
 def _key(spans: list[Span]) -> tuple[str | None, str]:
@@ -204,33 +272,38 @@ def _key(spans: list[Span]) -> tuple[str | None, str]:
     return conv, conv if conv is not None else f"\x00{spans[0].trace_id:032x}"
 
 
-def conversation_units(sources: Sequence[Source], plan: GradingPlan) -> Iterator[tuple[str | None, list[Span]]]:
+def conversation_units(sources: Sources, plan: GradingPlan) -> Iterator[tuple[str | None, list[Span], Logs]]:
     """Traces grouped by conversation (`gen_ai.conversation.id`, else `session.id`; a trace naming
     neither is its own unit), sampled by conversation. Two passes: the first counts each
     conversation's traces, so the second emits a conversation once its last trace is read and
     holds only conversations in flight."""
     bound = plan.options.bound
-    expected: Counter[str] = Counter(_key(spans)[1] for spans in _source_traces(sources, plan))
-    pending: dict[str, list[list[Span]]] = {}
-    for spans in _source_traces(sources, plan):
+    expected: Counter[str] = Counter(_key(spans)[1] for spans, _ in _source_traces(sources, plan))
+    pending: dict[str, list[tuple[list[Span], Logs]]] = {}
+    for spans, logs in _source_traces(sources, plan):
         conv, key = _key(spans)
         if conv is not None and not sampled_key(conv, bound):
             continue
         if conv is None and not sampled_trace(spans[0].trace_id, bound):
             continue
         group = pending.setdefault(key, [])
-        group.append(spans)
+        group.append((spans, logs))
         if len(group) >= expected[key]:
             del pending[key]
-            yield conv, [s for trace in group for s in trace]
+            yield (conv, *_joined(group))
     for key, group in pending.items():  # the second read found more traces than the first
-        yield (None if key.startswith("\x00") else key), [s for trace in group for s in trace]
+        yield (None if key.startswith("\x00") else key), *_joined(group)
 
 
-def conversation_tasks(sources: Sequence[Source], plan: GradingPlan, per_task: int = 32) -> Iterator[ConversationTask]:
-    chunk: list[tuple[str | None, tuple[Span, ...]]] = []
-    for conv, spans in conversation_units(sources, plan):
-        chunk.append((conv, tuple(spans)))
+def _joined(group: list[tuple[list[Span], Logs]]) -> tuple[list[Span], Logs]:
+    records = tuple(r for _, (rs, _n) in group for r in rs)
+    return [s for spans, _ in group for s in spans], (records, sum(n for _, (_rs, n) in group))
+
+
+def conversation_tasks(sources: Sources, plan: GradingPlan, per_task: int = 32) -> Iterator[ConversationTask]:
+    chunk: list[tuple[str | None, tuple[Span, ...], Logs]] = []
+    for conv, spans, logs in conversation_units(sources, plan):
+        chunk.append((conv, tuple(spans), logs))
         if len(chunk) >= per_task:
             yield ConversationTask(tuple(chunk))
             chunk = []

@@ -3,6 +3,8 @@ rates by evaluator and agent, not-evaluated counts, worst cohorts) and `BatchRes
 
 from __future__ import annotations
 
+import io
+import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -30,6 +32,16 @@ def result_schema(columns: Sequence[str]) -> pa.Schema:
 
     types = {"score": pa.float64()}
     return pa.schema([(c, types.get(c, pa.string())) for c in columns])
+
+
+def _utf8(value: Any) -> Any:
+    """`value`, text made encodable as UTF-8 (lone surrogates as `\\udXXX` escapes)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def output_format(path: str | os.PathLike[str]) -> str:
@@ -64,18 +76,53 @@ class ResultWriter:
     def write(self, rows: Iterable[Row]) -> None:
         if self._fh is not None:
             cols = self.columns
-            self._fh.write(b"".join(orjson.dumps(dict(zip(cols, r, strict=True))) + b"\n" for r in rows))
+            rows = list(rows)
+            try:
+                text = b"".join(orjson.dumps(dict(zip(cols, r, strict=True))) + b"\n" for r in rows)
+            except orjson.JSONEncodeError:  # a lone surrogate: written as its escape, as in Parquet
+                text = b"".join(orjson.dumps(dict(zip(cols, map(_utf8, r), strict=True))) + b"\n" for r in rows)
+            self._fh.write(text)
             return
         self.buffer.extend(rows)
         if len(self.buffer) >= self.chunk:
             self._flush()
 
     def _batch(self) -> Any:
+        """The buffered rows as one record batch. Built by pyarrow's JSON reader from orjson's text of
+        the rows: `pa.array` would import pandas (when it is installed) on first use, a fixed cost
+        larger than writing a million rows; rows JSON cannot carry exactly (a non-finite or non-float
+        score) take `pa.array`. Text that is not valid Unicode (a lone surrogate, which a trace's JSON
+        escapes can hold) is written with the offending code points as `\\uXXXX` escapes."""
         import pyarrow as pa
 
-        cols = list(zip(*self.buffer, strict=True)) if self.buffer else [()] * len(self.columns)
         schema = result_schema(self.columns)
-        return pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
+        score = self.columns.index("score")
+        rows = self.buffer
+        for attempt in (1, 2):
+            try:
+                if rows and all(
+                    r[score] is None or (type(r[score]) is float and math.isfinite(r[score])) for r in rows
+                ):
+                    return self._json_batch(rows, schema)
+                cols = list(zip(*rows, strict=True)) if rows else [()] * len(self.columns)
+                return pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
+            except (UnicodeEncodeError, orjson.JSONEncodeError):
+                if attempt == 2:
+                    raise
+                rows = [tuple(map(_utf8, r)) for r in rows]
+        raise AssertionError("unreachable")
+
+    def _json_batch(self, rows: list[Row], schema: pa.Schema) -> Any:
+        import pyarrow.json as pa_json
+
+        cols = self.columns
+        text = b"".join(orjson.dumps(dict(zip(cols, r, strict=True))) + b"\n" for r in rows)
+        table = pa_json.read_json(
+            io.BytesIO(text),
+            read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, len(text) + 1)),
+            parse_options=pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"),
+        )
+        return table.combine_chunks().to_batches()[0]
 
     def _flush(self) -> None:
         if not self.buffer and self.format != "parquet":

@@ -21,6 +21,7 @@ from ._core import (
     BatchInputError,
     Condition,
     GradingPlan,
+    Logs,
     Row,
     conversation_of,
     gc_paused,
@@ -29,7 +30,7 @@ from ._core import (
     sampled_trace,
     trace_units,
 )
-from ._plan import OtlpTask, Source, conversation_order, iter_task
+from ._plan import OtlpTask, Source, conversation_order, iter_task, logs_of
 
 __all__ = ["run_spark", "spark_session"]
 
@@ -65,8 +66,10 @@ def spark_session(workers: int) -> Any:
     )
 
 
-def run_spark(sources: Sequence[Source], plan: GradingPlan, workers: int, spark: Any = None) -> Iterator[list[Row]]:
-    """The rows of every unit, in the local engine's order."""
+def run_spark(
+    sources: Sequence[Source], plan: GradingPlan, workers: int, spark: Any = None, logs: tuple[str, ...] = ()
+) -> Iterator[list[Row]]:
+    """The rows of every unit, in the local engine's order; the OTLP logs files `logs` are read with every trace file."""
     spark = spark if spark is not None else spark_session(workers)
     files = [s for s in sources if isinstance(s, Path)]
     tables = [s for s in sources if isinstance(s, SpanTableSource)]
@@ -76,7 +79,9 @@ def run_spark(sources: Sequence[Source], plan: GradingPlan, workers: int, spark:
             "--engine spark --group-by conversation: give either trace files or span tables, not both"
         )
     if conversation:
-        units = list(_otlp_conversations(spark, files, plan)) if files else list(_table_units(spark, tables, plan))
+        units = (
+            list(_otlp_conversations(spark, files, plan, logs)) if files else list(_table_units(spark, tables, plan))
+        )
         yield from sorted(units, key=conversation_order)
         return
     i = 0
@@ -89,16 +94,16 @@ def run_spark(sources: Sequence[Source], plan: GradingPlan, workers: int, spark:
         run = [src]
         while i + len(run) < len(sources) and isinstance(nxt := sources[i + len(run)], Path):
             run.append(nxt)
-        yield from _otlp_traces(spark, run, plan)
+        yield from _otlp_traces(spark, run, plan, logs)
         i += len(run)
 
 
-def _otlp_traces(spark: Any, files: list[Path], plan: GradingPlan) -> Iterator[list[Row]]:
+def _otlp_traces(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[str, ...]) -> Iterator[list[Row]]:
     paths = [str(f) for f in files]
 
     def grade_file(items: Iterator[str]) -> Iterator[list[Row]]:
         for path in items:
-            yield from iter_task(OtlpTask(path), plan)
+            yield from iter_task(OtlpTask(path, logs), plan)
 
     rdd = spark.sparkContext.parallelize(paths, len(paths))
     yield from rdd.mapPartitions(
@@ -106,15 +111,13 @@ def _otlp_traces(spark: Any, files: list[Path], plan: GradingPlan) -> Iterator[l
     ).collect()  # rows are small; one job (toLocalIterator runs one per partition)
 
 
-def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan) -> Iterator[list[Row]]:
+def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[str, ...]) -> Iterator[list[Row]]:
     paths = [str(f) for f in files]
     bound = plan.options.bound
 
-    def keyed(items: Iterator[str]) -> Iterator[tuple[str, tuple[str | None, list[Any]]]]:
-        from ..ingest import iter_traces
-
+    def keyed(items: Iterator[str]) -> Iterator[tuple[str, tuple[str | None, list[Any], Logs]]]:
         for path in items:
-            for tree in iter_traces(path, split_runs=False):
+            for tree in OtlpTask(path, logs).trees(split_runs=False):
                 spans: list[Span] = [n.source for n in tree.nodes]  # type: ignore[misc]
                 if plan.options.where:
                     spans = [s for s in spans if plan.options.keep(s)]
@@ -123,14 +126,16 @@ def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan) -> Ite
                 conv = conversation_of(spans)
                 if conv is None:
                     if sampled_trace(spans[0].trace_id, bound):
-                        yield f"\x00{spans[0].trace_id:032x}", (None, spans)
+                        yield f"\x00{spans[0].trace_id:032x}", (None, spans, logs_of(tree))
                 elif sampled_key(conv, bound):
-                    yield conv, (conv, spans)
+                    yield conv, (conv, spans, logs_of(tree))
 
     def grade_group(item: tuple[str, Any]) -> list[Row]:
         traces = sorted(item[1], key=lambda t: (t[1][0].trace_id, t[1][0].start_ns))
         conv = traces[0][0]
-        return grade_unit([s for _, spans in traces for s in spans], plan, conv)
+        records = tuple(r for _, _, (rs, _n) in traces for r in rs)
+        unattached = sum(n for _, _, (_rs, n) in traces)
+        return grade_unit([s for _, spans, _ in traces for s in spans], plan, conv, (records, unattached))
 
     rdd = spark.sparkContext.parallelize(paths, len(paths)).mapPartitions(keyed)
     yield from rdd.groupByKey().map(grade_group).collect()

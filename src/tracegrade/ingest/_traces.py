@@ -17,8 +17,8 @@ from ._logs import is_logs_file, read_logs
 from ._read import Batch, Origin, TraceFileWarning, read_batches
 
 __all__ = [
-    "DEFAULT_IDLE_LINES", "RECORDING_ID", "PathArg", "iter_traces", "load_traces", "read_spans", "recording_id",
-    "trace_files",
+    "DEFAULT_IDLE_LINES", "RECORDING_ID", "PathArg", "iter_traces", "load_traces", "logs_by_trace", "read_spans",
+    "recording_id", "trace_files", "trees_of",
 ]  # fmt: skip
 
 PathArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
@@ -299,10 +299,32 @@ def iter_traces(
     file). Past either, `TraceFormatError`.
     """
     traces, logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
+    by_trace = logs_by_trace(logs, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes)
+    yield from trees_of(
+        traces, by_trace, max_attribute_bytes=max_attribute_bytes, idle_lines=idle_lines, per_file=per_file,
+        split_runs=split_runs, max_inflated_bytes=max_inflated_bytes,
+    )  # fmt: skip
+
+
+def logs_by_trace(
+    paths: Iterable[Path], *, max_attribute_bytes: int = DEFAULT_MAX_ATTRIBUTE_BYTES,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+) -> dict[int, list[LogRecord]]:  # fmt: skip
+    """The records of OTLP logs files by trace id (0: records naming no trace), in file order."""
     by_trace: dict[int, list[LogRecord]] = {}
-    for path in logs:
+    for path in paths:
         for record in read_logs(path, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes):
             by_trace.setdefault(record.trace_id, []).append(record)
+    return by_trace
+
+
+def trees_of(
+    traces: list[Path], by_trace: dict[int, list[LogRecord]], *, max_attribute_bytes: int = DEFAULT_MAX_ATTRIBUTE_BYTES,
+    idle_lines: int = DEFAULT_IDLE_LINES, per_file: bool = True, split_runs: bool = True,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+) -> Iterator[SpanTree]:  # fmt: skip
+    """`iter_traces` of trace files whose log records are already read (`logs_by_trace`): one index of
+    the logs serves many trace files."""
     for group, recorded in _units(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
         for part in split_agent_runs(group) if split_runs and not recorded else (group,):
             tree = SpanTree.from_spans(part)
