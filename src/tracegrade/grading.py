@@ -108,7 +108,24 @@ def _start(evaluator: object, ctx: TurnContext) -> EvalResult | Awaitable[Any]:
         value = evaluator.evaluate(ctx)  # type: ignore[attr-defined]
     except Exception as e:
         return _failed(evaluator, e)
+    if type(value) is EvalResult:  # the common case, finished as `_finish` would
+        return value if value.name else _named(value, evaluator_name(evaluator))
     return value if inspect.isawaitable(value) else _finish(evaluator, value)
+
+
+_new, _set = object.__new__, object.__setattr__
+
+
+def _named(result: EvalResult, name: str) -> EvalResult:
+    """`dataclasses.replace(result, name=name)` for a plain `EvalResult`, whose other fields were checked
+    when it was built."""
+    named = _new(EvalResult)
+    _set(named, "passed", result.passed)
+    _set(named, "reasoning", result.reasoning)
+    _set(named, "score", result.score)
+    _set(named, "outcome", result.outcome)
+    _set(named, "name", name)
+    return named
 
 
 def _failed(evaluator: object, e: Exception) -> EvalResult:

@@ -48,7 +48,9 @@ def check_args_options(mode: str, key_modes: Mapping[str, KeyRule] | None, where
     owner, _, param = where.partition(".")
     if mode not in ARGS_MODES:
         raise ParameterError(owner, param or "mode", f"must be one of {ARGS_MODES}, got {mode!r}")
-    for key, rule in (key_modes or {}).items():
+    if not key_modes:
+        return
+    for key, rule in key_modes.items():
         if not callable(rule) and rule not in ARGS_MODES:
             raise ParameterError(
                 owner, f"key_modes.{key}", f"must be a mode in {ARGS_MODES} or a callable, got {rule!r}"
@@ -99,13 +101,14 @@ def _diff(
     if mode == "ignore":
         return
     keys = list(expected) + [k for k in actual if k not in expected]
-    keys += [r[len(prefix):] for r in rules if r.startswith(prefix) and "." not in r[len(prefix):]
-             and r[len(prefix):] not in keys]  # fmt: skip
+    if rules:
+        keys += [r[len(prefix):] for r in rules if r.startswith(prefix) and "." not in r[len(prefix):]
+                 and r[len(prefix):] not in keys]  # fmt: skip
     for key in keys:
         path = f"{prefix}{key}"
-        if any(fnmatchcase(path, pattern) for pattern in ignore):
+        if ignore and any(fnmatchcase(path, pattern) for pattern in ignore):
             continue
-        rule = rules.get(path)
+        rule = rules.get(path) if rules else None
         if callable(rule):
             if key not in actual:
                 diffs.append(f"missing key {path!r}")
@@ -125,8 +128,8 @@ def _diff(
                 diffs.append(f"missing key {path!r}")
             continue
         a, e = actual[key], expected[key]
-        nested = isinstance(a, Mapping) and isinstance(e, Mapping)
-        if nested and (rule is not None or recursive or _has_rules_under(rules, ignore, path)):
+        deep = rule is not None or recursive or (bool(rules or ignore) and _has_rules_under(rules, ignore, path))
+        if deep and isinstance(a, Mapping) and isinstance(e, Mapping):
             _diff(a, e, key_mode, f"{path}.", diffs, recursive, rules, ignore)
         elif a != e:
             diffs.append(f"key {path!r}: expected {e!r}, got {a!r}")
@@ -145,6 +148,8 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """
     if not a or not b:
         return 0
+    if a == b:
+        return len(a)
     masks: dict[Hashable, int] = {}
     for i, item in enumerate(b):
         masks[item] = masks.get(item, 0) | (1 << i)

@@ -121,9 +121,18 @@ class TurnContext:
     @classmethod
     def for_trajectory(cls, trajectory: Trajectory, **fields: Any) -> TurnContext:
         """A context over a trajectory; `user`/`reply` default to what the spans recorded."""
+        if not fields and cls is TurnContext:  # the common case, built positionally (faster than by keyword)
+            reply, calls = _reply(trajectory), trajectory.tool_calls
+            source: Literal["spans", "none"] = "spans" if trajectory.recognized_spans else "none"
+            return cls("", reply, calls, [], trajectory.tree, trajectory, {}, source, {})
         if "reply" not in fields:
-            out = trajectory.final_output
-            fields["reply"] = "" if out is None else out if isinstance(out, str) else str(out)
+            fields["reply"] = _reply(trajectory)
         fields.setdefault("tool_calls", trajectory.tool_calls)
         fields.setdefault("tool_calls_source", "spans" if trajectory.recognized_spans else "none")
         return cls(span_tree=trajectory.tree, trajectory=trajectory, **fields)
+
+
+def _reply(trajectory: Trajectory) -> str:
+    """The final output the spans recorded, as text ("" when none)."""
+    out = trajectory.final_output
+    return "" if out is None else out if isinstance(out, str) else str(out)

@@ -15,9 +15,10 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, cast
 
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanContext, Status, StatusCode
 from typing_extensions import TypedDict
 
 from ._gc import paused_gc
@@ -140,7 +141,7 @@ class SpanNode:
         "trace_id",
     )
 
-    _logs: list[LogRecord]  # set by SpanTree.attach_logs only (most spans have none)
+    _logs: list[LogRecord]  # `_NO_LOGS` (shared, never changed) until SpanTree.attach_logs gives it its own
 
     def __init__(
         self,
@@ -166,11 +167,12 @@ class SpanNode:
         self.parent: SpanNode | None = None
         self.children: list[SpanNode] = []
         self._depth = 0
+        self._logs = _NO_LOGS
 
     @property
     def logs(self) -> list[LogRecord]:
         """The OTel log records (events) that name this span, in time order (`SpanTree.attach_logs`)."""
-        return getattr(self, "_logs", _NO_LOGS)
+        return self._logs
 
     @classmethod
     def from_span(cls, span: Span) -> SpanNode:
@@ -552,17 +554,15 @@ class SpanTree:
             self._build(nodes)
 
     def _build(self, nodes: Iterable[SpanNode]) -> None:
-        ordered = sorted(nodes, key=_order_key)
-        by_id: dict[tuple[int, int], SpanNode] = {}
-        for node in ordered:
-            key = (node.trace_id, node.span_id)
-            if key in by_id:
-                raise ValueError(f"duplicate span id {node.span_id:016x} in trace {node.trace_id:032x}")
-            by_id[key] = node
+        ordered = sorted(nodes, key=_ORDER)
+        by_id: dict[tuple[int, int], SpanNode] = {(node.trace_id, node.span_id): node for node in ordered}
+        if len(by_id) < len(ordered):
+            _raise_duplicate(ordered)
         roots: list[SpanNode] = []
+        get = by_id.get
         for node in ordered:
             pid = node.parent_span_id
-            parent = by_id.get((node.trace_id, pid)) if pid is not None else None
+            parent = get((node.trace_id, pid)) if pid is not None else None
             if parent is None:
                 roots.append(node)
             else:
@@ -577,7 +577,7 @@ class SpanTree:
                     roots.append(root)
                     _visit([root])
                     reached.update(id(n) for n in (root, *root._walk_down(None)))
-            roots.sort(key=_order_key)
+            roots.sort(key=_ORDER)
         self.nodes: list[SpanNode] = ordered
         self.roots: list[SpanNode] = roots
         self.notes: list[str] = notes
@@ -608,7 +608,7 @@ class SpanTree:
     @classmethod
     def from_readable_spans(cls, spans: Iterable[ReadableSpan]) -> SpanTree:
         with paused_gc():
-            return cls(_nodes_from_readable(spans))
+            return cls._of(_nodes_from_readable(spans))
 
     @classmethod
     def from_spans(cls, spans: Iterable[Span], readable: Iterable[ReadableSpan] = ()) -> SpanTree:
@@ -617,8 +617,20 @@ class SpanTree:
         with paused_gc():
             nodes = _nodes_from_readable(readable)
             seen = {(n.trace_id, n.span_id) for n in nodes}
-            nodes.extend(SpanNode.from_span(s) for s in spans if (s.trace_id, s.span_id) not in seen)
+            if seen:
+                spans = [s for s in spans if (s.trace_id, s.span_id) not in seen]
+            from_span = SpanNode.from_span
+            nodes.extend([from_span(s) for s in spans])
+            return cls._of(nodes)
+
+    @classmethod
+    def _of(cls, nodes: list[SpanNode]) -> SpanTree:
+        """`cls(nodes)` with the garbage collector already paused by the caller."""
+        if cls.__init__ is not SpanTree.__init__:
             return cls(nodes)
+        tree = cls.__new__(cls)
+        tree._build(nodes)
+        return tree
 
     def get(self, span_id: int, trace_id: int | None = None) -> SpanNode | None:
         """The node with this span id (in `trace_id`, or in any trace when omitted)."""
@@ -701,7 +713,7 @@ def _break_cycle(node: SpanNode, notes: list[str]) -> SpanNode:
         current = current.parent
     if current is None:  # unreachable: a chain ending in a root would have been visited
         raise AssertionError(f"span {node.span_id:016x} is not linked to a root nor to a cycle")
-    root = min(path[on_path[id(current)] :], key=_order_key)
+    root = min(path[on_path[id(current)] :], key=_ORDER)
     parent = cast(SpanNode, root.parent)
     parent.children.remove(root)
     root.parent = None
@@ -722,15 +734,21 @@ def _nodes_from_readable(spans: Iterable[ReadableSpan]) -> list[SpanNode]:
         try:
             ctx, parent, start, end = span._context, span._parent, span._start_time, span._end_time
             attrs = span._attributes
-            code = span._status.status_code
+            status = span._status
         except AttributeError:  # not an SDK span object: use the public API
             append(SpanNode.from_readable_span(span))
             continue
         if ctx is None or start is None:
             raise ValueError(f"span {span.name!r} has no context or start time")
+        code = status._status_code if type(status) is Status else status.status_code
+        if type(ctx) is SpanContext:  # a tuple that starts with the ids (its properties read them)
+            trace_id, span_id = ctx[0], ctx[1]
+        else:
+            trace_id, span_id = ctx.trace_id, ctx.span_id
+        parent_id = None if parent is None else parent[1] if type(parent) is SpanContext else parent.span_id
         inner = attrs if type(attrs) is dict else getattr(attrs, "_dict", None)  # a dict: slimmed by the recorder
         append(SpanNode(
-            span._name, ctx.trace_id, ctx.span_id, parent.span_id if parent is not None else None, start, end,
+            span._name, trace_id, span_id, parent_id, start, end,
             inner if isinstance(inner, dict) and end is not None else (span.attributes or {}),
             "error" if code is error else "ok" if code is ok else "unset", span,
         ))  # fmt: skip
@@ -747,8 +765,18 @@ def _attributes_of(span: ReadableSpan) -> Mapping[str, Any]:
     return span.attributes or {}
 
 
-def _order_key(node: SpanNode) -> tuple[int, int]:
-    return (node.start_ns, node.span_id)
+_ORDER = attrgetter("start_ns", "span_id")
+"""Tree order: start time, ties broken by span id."""
+
+
+def _raise_duplicate(ordered: list[SpanNode]) -> None:
+    """Raise for the first node, in tree order, whose (trace id, span id) an earlier node has."""
+    seen: set[tuple[int, int]] = set()
+    for node in ordered:
+        key = (node.trace_id, node.span_id)
+        if key in seen:
+            raise ValueError(f"duplicate span id {node.span_id:016x} in trace {node.trace_id:032x}")
+        seen.add(key)
 
 
 def _check(predicate: object) -> None:

@@ -16,7 +16,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.util import BoundedList
 
 from .._gc import paused_gc
 from ..spans import Span
@@ -28,7 +32,6 @@ from ._recovery import recover_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import Any
 
     from ..tree import SpanNode, SpanTree
 
@@ -93,7 +96,7 @@ def extract(
     """
     with paused_gc():
         traj, referenced = _extract(tree, dialect, explain)
-    recover_arguments(traj, messages, (key for d in DIALECTS for key in getattr(d, "RUN_MESSAGES", ())))
+    recover_arguments(traj, messages, (key for d in DIALECTS for key in _attribute(d, "RUN_MESSAGES", ())))
     if referenced:
         _external_arguments(traj)
     mark_truncated(traj, value_limit)
@@ -105,6 +108,8 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     """The trajectory, and whether a model request holds an external content reference."""
     chosen = [get_dialect(dialect)] if dialect is not None else DIALECTS
     classifiers = [(d.name, d.classify) for d in chosen]
+    first_name, first = classifiers[0] if classifiers else ("", None)
+    others = classifiers[1:]
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
     runs: list[AgentRun] = []
@@ -113,6 +118,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     still_open: list[str] = []
     hosts_tools = ""  # a model-request span with tool executions beneath it (not one request)
     referenced = False  # a model-request span holds `gen_ai.output.messages_ref`
+    genai_name, operation, output_ref = genai.name, genai.OPERATION, genai.OUTPUT_REF
     # Depth first, in span order: (the spans of one level still to visit, their agent run, the nearest
     # enclosing tool call or model request); a level is set aside while the children of one of its spans are.
     levels: list[tuple[Iterator[SpanNode], AgentRun | None, ToolCall | ModelRequest | None]] = [
@@ -124,7 +130,8 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
             run = level_run
             if node.end_ns is None:
                 still_open.append(f"span {node.name!r} had not ended (trace still open)")
-            if node.attributes.get("logfire.span_type") == "pending_span":
+            attrs = node.attributes
+            if attrs.get("logfire.span_type") == "pending_span":
                 if explain is not None:
                     explain[id(node)] = "ignored: Logfire's pending-span duplicate of a span recorded in full"
                 if node.children:
@@ -132,21 +139,23 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                     levels.append((iter(node.children), run, outer))
                     break
                 continue
-            step: object = False
-            by = ""
-            for name, classify in classifiers:
-                found = classify(node)
-                if found is False:
-                    continue
-                by = by or name
-                if found is not True:
-                    step, by = found, name
-                    break
-                step = True  # recognized, but not a step: another dialect may still find one
+            step: object = first(node) if first is not None else False
+            by = first_name if step is not False else ""
+            if step is False or step is True:  # not a step for the first dialect: the others may find one
+                for name, classify in others:
+                    found = classify(node)
+                    if found is False:
+                        continue
+                    by = by or name
+                    if found is not True:
+                        step, by = found, name
+                        break
+                    step = True  # recognized, but not a step: another dialect may still find one
             kind = type(step)
             inner = outer
             if explain is not None:
                 explain[id(node)] = _explained(step, by, outer)
+            src = node.source
             if kind is ToolCall:
                 call: ToolCall = step  # type: ignore[assignment]
                 if type(outer) is ModelRequest and outer.span is not None and not hosts_tools:
@@ -154,16 +163,15 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                 if type(outer) is ToolCall and _same_call(outer, call):
                     _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
                 else:
-                    if call.dialect == genai.name or node.attributes.get(genai.OPERATION) == "execute_tool":
-                        agent = node.attributes.get("gen_ai.agent.name")  # on execute_tool: the agent that ran the call
+                    if call.dialect == genai_name or attrs.get(operation) == "execute_tool":
+                        agent = attrs.get("gen_ai.agent.name")  # on execute_tool: the agent that ran the call
                         if type(agent) is str and agent:
                             call.agent = agent
                     if run is not None:
                         call.agent = call.agent or run.name
                         call.run = run
-                    src = node.source
-                    if not isinstance(src, Span) and src.dropped_attributes:
-                        call.dropped_attributes = src.dropped_attributes
+                    if not isinstance(src, Span) and (dropped := _dropped_attributes(src)):
+                        call.dropped_attributes = dropped
                     calls.append(call)
                     inner = call
             elif kind is ModelRequest:
@@ -176,18 +184,26 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                         req.run = run
                     requests.append(req)
                     inner = req
-                if genai.OUTPUT_REF in node.attributes:
+                if output_ref in attrs:
                     referenced = True
             elif isinstance(step, AgentRun):
-                run = dataclasses.replace(step, parent=run)
+                run = _with_parent(step, run)
                 runs.append(run)
             elif kind is Handoff:
                 hand: Handoff = step  # type: ignore[assignment]
                 hand.run, hand.agent = run, hand.source or (run.name if run is not None else None)
                 handoffs.append(hand)
-            src = node.source  # pre-execution decisions about tool calls (2026 GenAI), only on spans with events
-            events = getattr(src, "_events", _NO_EVENTS)  # an SDK span's `events` copies them on every access
-            if node.logs or (events if events is not _NO_EVENTS else src.events):
+            # pre-execution decisions about tool calls (2026 GenAI), only on spans with events or logs
+            events: Any
+            if type(src) is Span:
+                events = src.events
+            else:  # an SDK span's `events` copies them on every access: its `_events` is read where present
+                events = getattr(src, "_events", _NO_EVENTS)
+                if type(events) is BoundedList:
+                    events = events._dq  # type: ignore[attr-defined]  # a deque: `len(BoundedList)` reads it
+                elif events is _NO_EVENTS:
+                    events = src.events
+            if node._logs or events:
                 decided.extend((*d, node, run) for d in genai.decisions(node))
             if node.children:
                 levels.append((level, level_run, outer))
@@ -196,7 +212,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     recognized = len(calls) + len(requests) + len(runs) + len(handoffs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
-    wrapping = frozenset(d.name for d in DIALECTS if getattr(d, "ARGS_MAY_BE_WRAPPED", False)) if calls else frozenset()
+    wrapping = _Wrapping()
     readers: dict[str | None, Readers] = {}
 
     def readers_of(dialect: str | None) -> Readers:
@@ -223,6 +239,57 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
             "several model calls on one span, so the number of requests is not recorded"
         ))  # fmt: skip
     return traj, referenced
+
+
+class _Wrapping:
+    """The names of the dialects whose tool spans may record a wrapper around the arguments
+    (`ARGS_MAY_BE_WRAPPED`), for `name in wrapping`: each name is looked up when first asked about."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[object, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        known = self._known.get(name)
+        if known is None:
+            known = self._known[name] = any(
+                d.name == name and bool(_attribute(d, "ARGS_MAY_BE_WRAPPED", False)) for d in DIALECTS
+            )
+        return known
+
+
+def _with_parent(step: AgentRun, parent: AgentRun | None) -> AgentRun:
+    """`dataclasses.replace(step, parent=parent)`, without the copy when `step` already has that parent."""
+    if step.parent is parent:
+        return step
+    if type(step) is not AgentRun:
+        return dataclasses.replace(step, parent=parent)
+    return AgentRun(
+        step.name, step.run_id, step.final_output, step.input_tokens, step.output_tokens, parent, step.span,
+        step.dialect, step.operation,
+    )  # fmt: skip
+
+
+def _dropped_attributes(src: Any) -> Any:
+    """`src.dropped_attributes` of an SDK span: its `BoundedAttributes`' count, 0 for a plain dict (a
+    `capture`-slimmed span's, which dropped nothing)."""
+    attrs = getattr(src, "_attributes", None)
+    if type(attrs) is BoundedAttributes:
+        return attrs.dropped
+    if type(attrs) is dict:
+        return 0
+    return src.dropped_attributes
+
+
+def _attribute(dialect: object, key: str, default: Any) -> Any:
+    """`getattr(dialect, key, default)`. A module dialect's namespace is read directly: for a missing
+    name, `getattr` on a module builds and discards an AttributeError (microseconds per trace)."""
+    if type(dialect) is ModuleType:
+        namespace = dialect.__dict__
+        if "__getattr__" not in namespace:
+            return namespace.get(key, default)
+    return getattr(dialect, key, default)
 
 
 def _explained(step: object, by: str, outer: ToolCall | ModelRequest | None) -> str:
@@ -332,7 +399,11 @@ def _one_per_response(requests: list[ModelRequest]) -> tuple[list[ModelRequest],
     first: dict[str, ModelRequest] = {}
     twins: dict[int, list[ModelRequest]] = {}
     for req in requests:
-        rid = _response_id(req.span) if req.span is not None else None
+        span = req.span
+        if span is None:
+            rid = None
+        elif not (type(rid := span.attributes.get("gen_ai.response.id")) is str and rid):
+            rid = _response_id(span)
         if rid is None or (seen := first.get(rid)) is None:
             kept.append(req)
             if rid is not None:
@@ -431,7 +502,7 @@ def _message_readers(dialect: str | None) -> Readers:
     """How the named dialect's model-request spans record requested calls and tool results: its own
     `requested_calls(attrs)` / `tool_results(attrs)` when it has them, else its `MESSAGE_SHAPES`."""
     d = next((d for d in DIALECTS if d.name == dialect), None)
-    shapes: tuple[str, ...] = getattr(d, "MESSAGE_SHAPES", ("otel",))
-    requested = getattr(d, "requested_calls", None) or (lambda attrs: _messages.requested(attrs, shapes))
-    results = getattr(d, "tool_results", None) or (lambda attrs: _messages.results(attrs, shapes))
+    shapes: tuple[str, ...] = _attribute(d, "MESSAGE_SHAPES", ("otel",))
+    requested = _attribute(d, "requested_calls", None) or _messages.requested_reader(shapes)
+    results = _attribute(d, "tool_results", None) or _messages.results_reader(shapes)
     return requested, results

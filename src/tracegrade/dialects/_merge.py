@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 from ..trajectory import NOT_RECORDED, Handoff, ModelRequest, ToolCall, parse_args
@@ -36,43 +36,54 @@ def merge_requested(
     readers_of: Callable[[str | None], Readers],
     twins: Mapping[int, list[ModelRequest]] | None = None,
     handoffs: Sequence[Handoff] = (),
-    wrapping: frozenset[str] = frozenset(),
+    wrapping: Container[str] = frozenset(),
 ) -> tuple[list[ToolCall], list[str]]:
     """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
     telemetry left out (requested calls without a tool name). `twins` are other records of the same
     request (by the kept request's identity): read when the request's own span holds no calls.
     `wrapping` names the dialects whose tool spans may record a framework's wrapper around the arguments
     (their recorded arguments are compared with the model's; other dialects record the model's own)."""
-    handed_ids = {h.call_id for h in handoffs if h.call_id}
-    handed_tools = {h.tool for h in handoffs if h.tool and not h.call_id}
-    handed_tools.update(default_transfer_tool(h.target) for h in handoffs if h.target and not h.tool and not h.call_id)
+    handed_ids: set[str | None] = set()
+    handed_tools: set[str | None] = set()
+    if handoffs:
+        handed_ids.update(h.call_id for h in handoffs if h.call_id)
+        handed_tools.update(h.tool for h in handoffs if h.tool and not h.call_id)
+        handed_tools.update(
+            default_transfer_tool(h.target) for h in handoffs if h.target and not h.tool and not h.call_id
+        )  # fmt: skip
     by_key: dict[tuple[int, str], list[ToolCall]] = {}
     by_id: dict[str, list[ToolCall]] = {}
     no_id: dict[tuple[int, str], list[ToolCall]] = {}
-    for c in calls:
-        if c.call_id:
-            by_key.setdefault((id(c.run), c.call_id), []).append(c)
-            by_id.setdefault(c.call_id, []).append(c)
-        else:
-            no_id.setdefault((id(c.run), c.name), []).append(c)
+    indexed = False  # the executed calls are indexed when a request first names calls
     executed_any = bool(calls)
     matched: set[int] = set()
     added: list[ToolCall] = []
     notes: list[str] = []
+    dialect: object = _NONE
     for req in requests:
         span = req.span
         if span is None:
             continue
-        found = readers_of(req.dialect)[0](span.attributes)
+        if req.dialect is not dialect:  # requests of one dialect follow each other: its reader is looked up once
+            dialect, read = req.dialect, readers_of(req.dialect)[0]
+        found = read(span.attributes)
         if not found:
-            if span.logs:
-                found = _messages.logs_requested(span.logs)
+            if span._logs:
+                found = _messages.logs_requested(span._logs)
             if not found and twins and (others := twins.get(id(req))):
                 for twin in others:
                     if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span.attributes)):
                         break
             if not found:
                 continue
+        if not indexed:
+            indexed = True
+            for c in calls:
+                if c.call_id:
+                    by_key.setdefault((id(c.run), c.call_id), []).append(c)
+                    by_id.setdefault(c.call_id, []).append(c)
+                else:
+                    no_id.setdefault((id(c.run), c.name), []).append(c)
         for r in _deduplicated(found):
             if (r.call_id is not None and r.call_id in handed_ids) or (r.name is not None and r.name in handed_tools):
                 continue  # carried out as a handoff
@@ -103,6 +114,9 @@ def merge_requested(
             if call.call_id is not None and call.call_id in results:
                 call.result = results[call.call_id]
     return added, notes
+
+
+_NONE = object()
 
 
 def default_transfer_tool(target: str) -> str:
@@ -140,13 +154,14 @@ def _match(
     matched: set[int],
 ) -> ToolCall | None:
     if r.call_id:
-
-        def free(candidates: list[ToolCall] | None) -> list[ToolCall]:
-            return [c for c in candidates or () if id(c) not in matched and (r.name is None or c.name == r.name)]
-
-        if same_run := free(by_key.get((id(req.run), r.call_id))):
-            return same_run[0]
-        if len(anywhere := free(by_id.get(r.call_id))) == 1:  # another run's id: only when unambiguous
+        name = r.name
+        for c in by_key.get((id(req.run), r.call_id), ()):
+            if id(c) not in matched and (name is None or c.name == name):
+                return c
+        anywhere = [
+            c for c in by_id.get(r.call_id, ()) if id(c) not in matched and (name is None or c.name == name)
+        ]  # fmt: skip
+        if len(anywhere) == 1:  # another run's id: only when unambiguous
             return anywhere[0]
     if r.name is not None and req.span is not None:
         start = req.span.start_ns
@@ -162,7 +177,7 @@ def _match(
     return None
 
 
-def _adopt_arguments(call: ToolCall, raw: Any, wrapping: frozenset[str]) -> None:
+def _adopt_arguments(call: ToolCall, raw: Any, wrapping: Container[str]) -> None:
     """The model's arguments for an executed call whose span recorded none, or recorded a wrapper."""
     if raw is None:
         return

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -32,7 +32,9 @@ __all__ = [
     "otel_results",
     "output_tool_names",
     "requested",
+    "requested_reader",
     "results",
+    "results_reader",
 ]
 
 
@@ -73,18 +75,20 @@ def _parts(raw: Any) -> Iterator[dict[str, Any]]:
 
 def otel_requests(raw: Any) -> list[Requested]:
     """Tool calls in OTel GenAI output messages (`gen_ai.output.messages`)."""
+    if type(raw) is str and '"tool_call"' not in raw and "\\u" not in raw:
+        return []  # JSON text holding no string "tool_call" (not even \u-escaped): no tool-call part
     out = []
     for part in _parts(raw):
         if part.get("type") == "tool_call":
             name, call_id = part.get("name"), part.get("id")
-            out.append(
-                Requested.of(name, part.get("arguments"), call_id)
-            )
+            out.append(Requested.of(name, part.get("arguments"), call_id))
     return out
 
 
 def otel_results(raw: Any) -> dict[str, Any]:
     """`{call_id: result}` from the `tool_call_response` parts of OTel GenAI input messages."""
+    if type(raw) is str and '"tool_call_response"' not in raw and "\\u" not in raw:
+        return {}  # JSON text holding no string "tool_call_response": no tool result
     out: dict[str, Any] = {}
     for part in _parts(raw):
         if part.get("type") == "tool_call_response" and isinstance(call_id := part.get("id"), str):
@@ -92,14 +96,24 @@ def otel_results(raw: Any) -> dict[str, Any]:
     return out
 
 
-_OI_OUT = re.compile(r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$")
+_OI_OUT = re.compile(
+    r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$"
+)
 _OLLM_OUT = re.compile(r"gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(id|name|arguments)$")
-_FIELDS = {"id": "id", "function.name": "name", "function.arguments": "arguments", "name": "name", "arguments": "arguments"}
+_FIELDS = {
+    "id": "id",
+    "function.name": "name",
+    "function.arguments": "arguments",
+    "name": "name",
+    "arguments": "arguments",
+}
 
 
 def flattened_requests(attrs: Mapping[str, Any], style: str) -> list[Requested]:
     """Tool calls from flattened output-message attributes; `style` is `"openinference"` or `"openllmetry"`."""
-    prefix, pattern = ("llm.output_messages.", _OI_OUT) if style == "openinference" else ("gen_ai.completion.", _OLLM_OUT)
+    prefix, pattern = (
+        ("llm.output_messages.", _OI_OUT) if style == "openinference" else ("gen_ai.completion.", _OLLM_OUT)
+    )
     found: dict[tuple[int, int], dict[str, Any]] = {}
     for key, value in attrs.items():
         if key.startswith(prefix) and (m := pattern.match(key)):
@@ -107,9 +121,7 @@ def flattened_requests(attrs: Mapping[str, Any], style: str) -> list[Requested]:
     out = []
     for _, fields in sorted(found.items()):
         name, call_id = fields.get("name"), fields.get("id")
-        out.append(
-            Requested.of(name, fields.get("arguments"), call_id)
-        )
+        out.append(Requested.of(name, fields.get("arguments"), call_id))
     return out
 
 
@@ -141,6 +153,27 @@ def requested(attrs: Mapping[str, Any], shapes: tuple[str, ...]) -> list[Request
         if found:
             return found
     return []
+
+
+def requested_reader(shapes: tuple[str, ...]) -> Callable[[Mapping[str, Any]], list[Requested]]:
+    """`requested(attrs, shapes)` as a function of the attributes."""
+    if shapes == ("otel",):
+        return _otel_requested
+    return lambda attrs: requested(attrs, shapes)
+
+
+def results_reader(shapes: tuple[str, ...]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """`results(attrs, shapes)` as a function of the attributes."""
+    return lambda attrs: results(attrs, shapes)
+
+
+def _otel_requested(attrs: Mapping[str, Any]) -> list[Requested]:
+    """`requested(attrs, ("otel",))`: nothing to decode when the output messages are not recorded."""
+    raw = attrs.get(OUTPUT_MESSAGES)
+    return [] if raw is None else otel_requests(raw)
+
+
+OUTPUT_MESSAGES = "gen_ai.output.messages"
 
 
 def results(attrs: Mapping[str, Any], shapes: tuple[str, ...]) -> dict[str, Any]:
@@ -186,9 +219,7 @@ def logs_requested(records: Any) -> list[Requested]:
                 if not isinstance(fn, dict):
                     fn = {}
                 name, call_id = fn.get("name"), call.get("id")
-                out.append(
-                    Requested.of(name, fn.get("arguments"), call_id)
-                )
+                out.append(Requested.of(name, fn.get("arguments"), call_id))
         elif record.event_name == "gen_ai.client.inference.operation.details":
             out.extend(otel_requests(record.attributes.get("gen_ai.output.messages")))
     return out

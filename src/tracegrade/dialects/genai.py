@@ -81,11 +81,11 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
     else:
         return False
     if op == "execute_tool":
-        return tool_call(node) or handoff(node) or True
+        return _tool_call(node) or handoff(node) or True
     if op in MODEL_OPERATIONS:
-        return model_request(node) or True
+        return _model_request(node)
     if op in RUN_OPERATIONS:
-        return agent_run(node) or True
+        return _agent_run(node, op)
     return handoff(node) or True
 
 
@@ -111,6 +111,11 @@ def agent_run(node: SpanNode) -> AgentRun | None:
     op = operation(node)
     if op not in RUN_OPERATIONS:
         return None
+    return _agent_run(node, op)
+
+
+def _agent_run(node: SpanNode, op: str) -> AgentRun:
+    """`agent_run` of a span whose operation is `op`, one of `RUN_OPERATIONS`."""
     attrs = node.attributes
     return AgentRun(
         name=first_str(attrs, "gen_ai.agent.name", "gen_ai.workflow.name") or _name_suffix(node),
@@ -125,7 +130,10 @@ def agent_run(node: SpanNode) -> AgentRun | None:
 
 def is_transfer(attrs: Any) -> bool:
     """A span recording a transfer of control to another agent (not an ordinary tool)."""
-    return any(key in attrs for key in TRANSFER_KEYS) or HANDOFF_TARGET in attrs
+    for key in TRANSFER_KEYS:
+        if key in attrs:
+            return True
+    return HANDOFF_TARGET in attrs
 
 
 def handoff(node: SpanNode) -> Handoff | None:
@@ -153,6 +161,11 @@ def handoff(node: SpanNode) -> Handoff | None:
 def tool_call(node: SpanNode) -> ToolCall | None:
     if operation(node) != "execute_tool":
         return None
+    return _tool_call(node)
+
+
+def _tool_call(node: SpanNode) -> ToolCall | None:
+    """`tool_call` of a span whose operation is `execute_tool`."""
     attrs = node.attributes
     tool = first_str(attrs, "gen_ai.tool.name") or _name_suffix(node)
     if tool is None or tool == _ADK_MERGED or is_transfer(attrs):
@@ -184,6 +197,11 @@ def tool_call(node: SpanNode) -> ToolCall | None:
 def model_request(node: SpanNode) -> ModelRequest | None:
     if operation(node) not in MODEL_OPERATIONS:
         return None
+    return _model_request(node)
+
+
+def _model_request(node: SpanNode) -> ModelRequest:
+    """`model_request` of a span whose operation is one of `MODEL_OPERATIONS`."""
     attrs = node.attributes
     return ModelRequest(
         model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model") or _name_suffix(node),

@@ -49,24 +49,26 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
     the span name deciding which one to ask (this runs on every span)."""
     nm = node.name
     if nm.startswith("chat "):
-        if not _is_mine(node):
+        if not _is_mine(node, nm):
             return False
         return model_request(node) or True
     if nm.startswith("execute_tool ") or nm == "running tool" or nm == "running output function":
-        if not _is_mine(node):
+        if not _is_mine(node, nm):
             return False
-        return tool_call(node) or True
-    if not recognizes(node):
-        return False
+        return _tool_call(node, nm) or True
+    if nm not in _V2_NAMES:  # `recognizes`, inlined
+        msg = node.attributes.get("logfire.msg")
+        if not (isinstance(msg, str) and msg.startswith(_MSG_PREFIXES)) and node.scope_name != SCOPE:
+            return False
     return agent_run(node) or model_request(node) or True
 
 
-def _is_mine(node: SpanNode) -> bool:
+def _is_mine(node: SpanNode, nm: str) -> bool:
     attrs = node.attributes
     msg = attrs.get("logfire.msg")
     if msg is not None:
         return (isinstance(msg, str) and msg.startswith(_MSG_PREFIXES)) or node.scope_name == SCOPE
-    return "gen_ai.agent.call.id" in attrs or node.name in _V2_NAMES or node.scope_name == SCOPE
+    return "gen_ai.agent.call.id" in attrs or nm in _V2_NAMES or node.scope_name == SCOPE
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:
@@ -77,21 +79,32 @@ def agent_run(node: SpanNode) -> AgentRun | None:
         or (nm.startswith("invoke_agent") and attrs.get("gen_ai.operation.name", "invoke_agent") == "invoke_agent")
     ):
         return None
+    get = attrs.get  # each value is read directly when it has the usual type, else by the general helper
+    agent, run_id = get("gen_ai.agent.name"), get("gen_ai.agent.call.id")
+    inp, out = get(_TOTAL_INPUT), get(_TOTAL_OUTPUT)
     return AgentRun(
-        name=first_str(attrs, "gen_ai.agent.name", "agent_name"),
-        run_id=first_str(attrs, "gen_ai.agent.call.id", "pydantic_ai.run_id"),
-        final_output=attrs.get("final_result"),
-        input_tokens=first_int(attrs, "gen_ai.aggregated_usage.input_tokens", "gen_ai.usage.input_tokens"),
-        output_tokens=first_int(attrs, "gen_ai.aggregated_usage.output_tokens", "gen_ai.usage.output_tokens"),
+        agent if type(agent) is str and agent else first_str(attrs, "gen_ai.agent.name", "agent_name"),
+        run_id if type(run_id) is str and run_id else first_str(attrs, "gen_ai.agent.call.id", "pydantic_ai.run_id"),
+        get("final_result"),
+        inp if type(inp) is int else first_int(attrs, _TOTAL_INPUT, "gen_ai.usage.input_tokens"),
+        out if type(out) is int else first_int(attrs, _TOTAL_OUTPUT, "gen_ai.usage.output_tokens"),
         span=node,
         dialect=name,
     )
+
+
+_TOTAL_INPUT, _TOTAL_OUTPUT = "gen_ai.aggregated_usage.input_tokens", "gen_ai.aggregated_usage.output_tokens"
 
 
 def tool_call(node: SpanNode) -> ToolCall | None:
     nm = node.name
     if nm != "running tool" and nm != "running output function" and not nm.startswith("execute_tool "):
         return None
+    return _tool_call(node, nm)
+
+
+def _tool_call(node: SpanNode, nm: str) -> ToolCall | None:
+    """`tool_call` of a span whose name is a tool span's."""
     attrs = node.attributes
     get = attrs.get
     tool = get("gen_ai.tool.name")

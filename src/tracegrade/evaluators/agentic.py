@@ -18,6 +18,7 @@ from ..matching import (
     check_occurrence,
     diff_arguments,
     score_steps,
+    score_trajectory,
 )
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
@@ -81,14 +82,17 @@ class TrajectoryMatch(ScopedEvaluator):
         except ValueError as e:
             param, _, problem = str(e).partition(": ")
             raise self._invalid(param, problem) from None
+        self._needs_args = frozenset(s.tool for s in self._steps if s.args is not None)
+        plain = all(s.args is None and not s.optional for s in self._steps)
+        self._names = [s.tool for s in self._steps] if plain else None  # name-only steps: scored on names
 
     def unevaluated(self, result: EvalResult) -> EvalResult:
         return EvalResult.not_evaluated(result.reasoning, score=0.0)
 
     def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         calls = traj.calls(include_failed=self.include_failed)
-        needs_args = {s.tool for s in self._steps if s.args is not None}
-        if unrecorded := [c for c in calls if c.name in needs_args and c.args is NOT_RECORDED]:
+        needs_args = self._needs_args
+        if needs_args and (unrecorded := [c for c in calls if c.name in needs_args and c.args is NOT_RECORDED]):
             return EvalResult.not_evaluated(not_recorded_reason(unrecorded[0], ctx.config.get("surface")), score=0.0)
         score, reason = self._score(calls)
         if score < 1.0 and self.parallel == "unordered" and self.order in ("exact", "strict", "in_order"):
@@ -102,6 +106,8 @@ class TrajectoryMatch(ScopedEvaluator):
         return EvalResult(score >= self.threshold, reason, score)
 
     def _score(self, calls: list[ToolCall]) -> tuple[float, str]:
+        if self._names is not None and self.order in ("exact", "in_order", "any_order"):
+            return score_trajectory([c.name for c in calls], self._names, self.order)  # as `score_steps` does
         return score_steps(calls, self._steps, self.order, self.args_mode)
 
     def _regroup(self, traj: Trajectory, calls: list[ToolCall]) -> list[ToolCall] | None:

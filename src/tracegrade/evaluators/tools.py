@@ -44,7 +44,7 @@ def source_note(ctx: TurnContext) -> str:
     return ""
 
 
-def cut_reason(calls: list[ToolCall], tool: str, *, args: bool = True) -> str | None:
+def cut_reason(calls: Sequence[ToolCall], tool: str, *, args: bool = True) -> str | None:
     """Why the calls of `tool` cannot be told for sure: a call whose name, cut short by a value-length
     limit, may be `tool`'s; or (with `args`) a call of `tool` whose arguments were cut short."""
     for c in calls:
@@ -115,10 +115,10 @@ def check_arguments(
     A name or arguments cut short by a length limit make the verdict not_evaluated where it could
     hide the call that decides. `source` is appended to "never called" (where the calls came from)."""
     matching = [c for c in calls if c.name == tool]
-    if occurrence != "any" and (cut := cut_reason(list(calls), tool, args=False)) is not None:
+    if occurrence != "any" and (cut := cut_reason(calls, tool, args=False)) is not None:
         return EvalResult.not_evaluated(cut)  # which call is which is unknown
     if not matching:
-        if (cut := cut_reason(list(calls), tool)) is not None:
+        if (cut := cut_reason(calls, tool)) is not None:
             return EvalResult.not_evaluated(cut)
         return EvalResult(False, f"tool {tool!r} was never called (called: {[c.name for c in calls]!r}){source}")
     if occurrence == "any":
@@ -128,7 +128,7 @@ def check_arguments(
         for call in with_args:
             if not diff(call.args):
                 return EvalResult(True, f"{call.describe()} matches {dict(expected)!r} ({mode}){_recovered(call)}")
-        if (cut := cut_reason(list(calls), tool)) is not None:  # the call that matches may be that one
+        if (cut := cut_reason(calls, tool)) is not None:  # the call that matches may be that one
             return EvalResult.not_evaluated(cut)
         observed: Any = with_args[0].args if len(with_args) == 1 else [c.args for c in with_args]
         diffs = "; ".join(diff(with_args[0].args))
@@ -194,8 +194,11 @@ def check_tool_names(
     `required` does not list (`counted`: beyond its count), a `forbidden` tool called. `source` is
     appended (where the calls came from)."""
     if counted:
-        missing = list((Counter(required) - Counter(names)).elements())
-        extra = list((Counter(names) - Counter(required)).elements())
+        if list(names) == list(required):  # the common case: nothing missing, nothing extra
+            missing = extra = []
+        else:
+            missing = list((Counter(required) - Counter(names)).elements())
+            extra = list((Counter(names) - Counter(required)).elements())
     else:
         missing = [t for t in required if t not in names]
         extra = [n for n in names if n not in required]
