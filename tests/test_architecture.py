@@ -43,7 +43,9 @@ LAYERS: dict[int, str] = {
     3: "dialects capture ingest",
     4: "matching evaluators grading spec",
     5: "receiver batch telemetry",
-    6: "reporting cli pytest_plugin bridges adapters demo __main__",
+    # `models`, `yaml_loader`, `runner`, `adapters`: pytest-agent-eval's module paths, re-exporting the
+    # plugin's names without an `__all__` (their public home stays where they are defined)
+    6: "reporting cli pytest_plugin bridges adapters models yaml_loader runner demo __main__",
 }
 FACADE = 7
 

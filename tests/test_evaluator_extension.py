@@ -127,4 +127,4 @@ def test_the_same_bad_value_gives_the_same_message_on_every_surface(tmp_path: Pa
         load_transcript(path)
     assert str(python.value) == message == str(bridge.value)
     assert str(spec.value) == f"evaluators[0]: {message}"
-    assert str(yaml.value) == f"{path}:6: turns[0].expect.evaluators[0]: {message}"
+    assert yaml.value.args[0].split("\n")[0] == f"{path}:6: turns[0].expect.evaluators[0]: {message}"

@@ -28,12 +28,26 @@ from tracegrade.evaluators.judge import (
 
 
 class Judge:
-    """A FunctionModel judge that records every prompt it was shown and counts its calls."""
+    """A FunctionModel judge that records every prompt it was shown, the output tools it was offered
+    and the retry prompts it got, and counts its calls. Its verdict is in pytest-agent-eval's shape
+    `{passed, reasoning}`, in pydantic-evals' `{reason, pass_, score}` (`shape="grading"`), or the
+    literal `output` arguments given."""
 
-    def __init__(self, verdict: bool | None = True, *, error: Exception | None = None, delay: float = 0.0) -> None:
-        self.verdict, self.error, self.delay = verdict, error, delay
+    def __init__(
+        self,
+        verdict: bool | None = True,
+        *,
+        error: Exception | None = None,
+        delay: float = 0.0,
+        shape: str = "agent_eval",
+        output: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.verdict, self.error, self.delay, self.shape = verdict, error, delay, shape
+        self.outputs = list(output or [])
         self.prompts: list[str] = []
         self.system: list[str] = []
+        self.retry_prompts: list[str] = []
+        self.output_tools: list[Any] = []
         self.model = FunctionModel(self._respond)
 
     @property
@@ -44,13 +58,20 @@ class Judge:
         parts = [p for m in messages for p in m.parts]
         self.prompts.append("".join(str(p.content) for p in parts if p.part_kind == "user-prompt"))
         self.system = [str(p.content) for p in parts if p.part_kind == "system-prompt"]
+        self.retry_prompts = [str(p.content) for p in parts if p.part_kind in ("retry-prompt", "tool-return")]
+        self.output_tools = list(info.output_tools)
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.error is not None:
             raise self.error
         if self.verdict is None:  # never produces a verdict
             return ModelResponse(parts=[TextPart("I refuse to use the tool")])
-        args = {"reason": "looks right" if self.verdict else "no reference number", "pass_": self.verdict}
+        reason = "looks right" if self.verdict else "no reference number"
+        args: dict[str, Any] = {"passed": self.verdict, "reasoning": reason}
+        if self.outputs:
+            args = self.outputs.pop(0)
+        elif self.shape == "grading":
+            args = {"reason": reason, "pass_": self.verdict, "score": 0.75}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
 
@@ -92,11 +113,31 @@ def test_fail_verdict_is_a_failure_not_an_error() -> None:
     assert "no reference number" in result.reasoning
 
 
+def test_patching_the_modules_agent_replaces_the_judge_as_pytest_agent_eval_users_do() -> None:
+    """pytest-agent-eval's users stub the judge with `patch("...evaluators.judge.Agent")`: the stub's
+    `passed` / `reasoning` become the result, and the real class is back once the patch ends."""
+    from unittest import mock
+
+    import pydantic_ai
+
+    verdict = mock.MagicMock(passed=False, reasoning="no reference number")
+    with mock.patch("tracegrade.evaluators.judge.Agent") as stub:
+        stub.return_value.run = mock.AsyncMock(return_value=mock.MagicMock(output=verdict))
+        result = evaluate(JudgeEvaluator("Confirms with a reference.", model="openai:gpt-4o"), turn())
+    assert (result.passed, result.outcome, result.reasoning) == (False, "failed", "no reference number")
+    assert (
+        stub.call_args.args[0] == "openai:gpt-4o" and stub.call_args.kwargs["output_type"] is judge_module.JudgeVerdict
+    )
+    assert judge_module.Agent is pydantic_ai.Agent and "Agent" not in vars(judge_module)
+    judge = Judge(True)  # the real Agent again, with its model
+    assert evaluate(JudgeEvaluator("r", model=judge.model), turn()).passed and judge.calls == 1
+
+
 def test_api_error_after_retries_is_an_error_not_a_fail_verdict() -> None:
     judge = Judge(error=ModelHTTPError(status_code=503, model_name="judge", body="overloaded"))
     result = evaluate(JudgeEvaluator("r", model=judge.model, retries=2), turn())
     assert (result.passed, result.outcome) == (False, "error")
-    assert "failed after 3 attempt(s): ModelHTTPError" in result.reasoning
+    assert result.reasoning.startswith("Judge failed after 3 attempts: ModelHTTPError: status_code: 503")
     assert judge.calls == 3  # the first attempt and two retries
 
 
@@ -104,7 +145,7 @@ def test_timeout_after_retries_is_an_error() -> None:
     judge = Judge(True, delay=2.0)
     result = evaluate(JudgeEvaluator("r", model=judge.model, retries=1, timeout=0.05), turn())
     assert result.outcome == "error"
-    assert "failed after 2 attempt(s): timed out after 0.05s" in result.reasoning
+    assert result.reasoning == "Judge failed after 2 attempts: timed out after 0.05s"
     assert judge.calls == 2
 
 
@@ -145,10 +186,8 @@ def test_no_model_anywhere_is_an_error_without_a_call() -> None:
 
 def test_an_unknown_model_id_is_an_error_and_not_retried() -> None:
     result = evaluate(JudgeEvaluator("r", model="nope:xyz", retries=5), turn())
-    assert (
-        result.outcome == "error"
-        and "failed after 1 attempt(s): UserError: Unknown model: nope:xyz" in result.reasoning
-    )
+    assert result.outcome == "error"
+    assert result.reasoning.startswith("Judge failed after 1 attempt: UserError: Unknown model: nope:xyz")
 
 
 def test_the_judge_sees_rubric_conversation_user_and_reply_fenced_as_data() -> None:
@@ -312,6 +351,106 @@ def test_argument_judge_errors_are_errors() -> None:
     assert result.outcome == "error" and "RuntimeError: connection reset" in result.reasoning
 
 
+# --- the verdict's shape ------------------------------------------------------------------------------
+
+
+def pae_judges(model: Any) -> dict[str, tuple[Any, TurnContext]]:
+    """pytest-agent-eval's two judges, each with a turn it will ask the model about."""
+    return {
+        "JudgeEvaluator": (JudgeEvaluator("Confirms with a reference.", model=model), turn()),
+        "ToolCallArgsJudgeEvaluator": (
+            ToolCallArgsJudgeEvaluator("book_slot", "Business hours only.", model=model),
+            calls_ctx(ToolCall("book_slot", {"time": "3am"})),
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", ["JudgeEvaluator", "ToolCallArgsJudgeEvaluator"])
+@pytest.mark.parametrize("passed", [True, False])
+def test_pytest_agent_evals_verdict_shape_gives_its_eval_result(name: str, passed: bool) -> None:
+    judge = Judge(output=[{"passed": passed, "reasoning": "meets the rubric"}])
+    evaluator, ctx = pae_judges(judge.model)[name]
+    result = evaluate(evaluator, ctx)
+    assert (result.passed, result.reasoning, result.score) == (passed, "meets the rubric", None)
+    assert result.outcome == ("passed" if passed else "failed") and judge.calls == 1
+
+
+@pytest.mark.parametrize("name", ["JudgeEvaluator", "ToolCallArgsJudgeEvaluator"])
+def test_pytest_agent_evals_judges_ask_for_its_verdict_shape_in_one_final_result_tool(name: str) -> None:
+    judge = Judge(True)
+    evaluator, ctx = pae_judges(judge.model)[name]
+    evaluate(evaluator, ctx)
+    [tool] = judge.output_tools
+    assert tool.name == "final_result"
+    assert tool.parameters_json_schema["required"] == ["passed", "reasoning"]
+    assert set(tool.parameters_json_schema["properties"]) == {"passed", "reasoning"}
+
+
+@pytest.mark.parametrize("name", ["JudgeEvaluator", "ToolCallArgsJudgeEvaluator"])
+def test_pytest_agent_evals_testmodel_stub_drives_the_judges(name: str) -> None:
+    from pydantic_ai.models.test import TestModel
+
+    model = TestModel(custom_output_args={"passed": False, "reasoning": "time out of range"})
+    evaluator, ctx = pae_judges(model)[name]
+    result = evaluate(evaluator, ctx)
+    assert (result.passed, result.reasoning, result.outcome) == (False, "time out of range", "failed")
+
+
+def test_the_trajectory_judge_asks_for_pydantic_evals_grading_output_shape() -> None:
+    cap = run_captured([("search", {"q": "lamp"})], reply="Found a lamp")
+    judge = Judge(shape="grading")
+    result = evaluate(TrajectoryJudge("r", model=judge.model), TurnContext.for_trajectory(cap.trajectory, user="lamp"))
+    assert (result.passed, result.reasoning, result.score) == (True, "looks right", 0.75)
+    [tool] = judge.output_tools
+    assert tool.name == "final_result"
+    assert list(tool.parameters_json_schema["properties"]) == ["reason", "pass_", "score"]
+
+
+@pytest.mark.parametrize("name", ["JudgeEvaluator", "ToolCallArgsJudgeEvaluator"])
+def test_pydantic_evals_grading_output_shape_is_accepted_with_its_score(name: str) -> None:
+    judge = Judge(False, shape="grading")
+    evaluator, ctx = pae_judges(judge.model)[name]
+    result = evaluate(evaluator, ctx)
+    assert (result.passed, result.reasoning, result.score) == (False, "no reference number", 0.75)
+    assert result.outcome == "failed"
+
+
+def test_the_trajectory_judge_accepts_pytest_agent_evals_spelling() -> None:
+    cap = run_captured([("search", {"q": "lamp"})], reply="Found a lamp")
+    judge = Judge(output=[{"passed": False, "reasoning": "searched twice"}])
+    result = evaluate(TrajectoryJudge("r", model=judge.model), TurnContext.for_trajectory(cap.trajectory, user="lamp"))
+    assert (result.passed, result.reasoning, result.score) == (False, "searched twice", None)
+
+
+MALFORMED = {
+    "verdict not a boolean": {"passed": "maybe", "reasoning": "unsure"},
+    "verdict missing": {"reasoning": "forgot the verdict"},
+    "unknown keys only": {"ok": True, "why": "x"},
+    "both spellings of the verdict": {"passed": True, "pass_": False, "reasoning": "x"},
+    "both spellings of the reasoning": {"passed": True, "reasoning": "x", "reason": "y"},
+    "score out of range": {"reason": "x", "pass_": True, "score": 7},
+}
+
+
+@pytest.mark.parametrize("output", MALFORMED.values(), ids=MALFORMED.keys())
+def test_malformed_verdicts_are_retried_then_an_error_not_a_verdict(output: dict[str, Any]) -> None:
+    judge = Judge(output=[output] * 4)
+    result = evaluate(JudgeEvaluator("r", model=judge.model, retries=1), turn())
+    assert (result.passed, result.outcome) == (False, "error")
+    assert result.reasoning == (
+        "Judge failed after 2 attempts: UnexpectedModelBehavior: Exceeded maximum output retries (1)"
+    )
+    assert judge.calls == 4  # each attempt: the output, pydantic-ai's one output retry
+    assert judge.retry_prompts  # the model was told what was wrong
+
+
+def test_giving_both_spellings_of_a_field_is_explained_to_the_model() -> None:
+    judge = Judge(output=[MALFORMED["both spellings of the verdict"], {"passed": True, "reasoning": "fixed"}])
+    result = evaluate(JudgeEvaluator("r", model=judge.model, retries=0), turn())
+    assert (result.passed, result.reasoning) == (True, "fixed")
+    assert "give `passed` or `pass_`, not both" in judge.retry_prompts[0] and judge.calls == 2
+
+
 # --- TrajectoryJudge -------------------------------------------------------------------------------
 
 
@@ -376,7 +515,7 @@ JUDGE_CONFTEST = src(
 
     def verdict(passed):
         def respond(messages, info):
-            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"reason": f"verdict {passed}", "pass_": passed})])
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"passed": passed, "reasoning": f"verdict {passed}"})])
         return FunctionModel(respond)
 
     def api_error(messages, info):
@@ -420,9 +559,9 @@ def test_judges_through_the_plugin_pass_fail_api_error_and_timeout(pytester: pyt
     out = result.stdout.str()
     for kind, outcome in [("pass", "passed"), ("fail", "failed"), ("api_error", "error"), ("timeout", "error")]:
         assert f"OUTCOME {kind} {outcome}" in out
-    assert "JudgeEvaluator [failed]: judge (function:respond:): verdict False" in out
-    assert "JudgeEvaluator [error]: judge (function:api_error:) failed after 2 attempt(s): ModelHTTPError" in out
-    assert "JudgeEvaluator [error]: judge (function:slow:) failed after 2 attempt(s): timed out after 0.05s" in out
+    assert "JudgeEvaluator [failed]: verdict False" in out
+    assert "JudgeEvaluator [error]: Judge failed after 2 attempts: ModelHTTPError: status_code: 500" in out
+    assert "JudgeEvaluator [error]: Judge failed after 2 attempts: timed out after 0.05s" in out
 
 
 # --- untrusted text cannot close its block ------------------------------------------------------------

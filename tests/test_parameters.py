@@ -22,7 +22,7 @@ from tracegrade.evaluators import (
     TrajectoryMatch,
 )
 from tracegrade.pytest_plugin.transcript import Expect, JudgeConfig, ToolCallArgsConfig
-from tracegrade.pytest_plugin.yaml_collect import load_transcript
+from tracegrade.pytest_plugin.yaml_collect import SCHEMA_FILE, load_transcript
 from tracegrade.spec import build_evaluators
 
 
@@ -82,7 +82,9 @@ def test_misspelt_and_missing_keywords_are_named_in_python(make: object, message
 def test_expect_names_unknown_fields_and_the_closest_valid_one() -> None:
     with pytest.raises(ExpectError) as e:
         Expect(judgee={"rubric": "x"})  # type: ignore[call-arg]
-    assert str(e.value) == "judgee: unknown field 'judgee' (did you mean 'judge'?)"
+    assert str(e.value).startswith(
+        "judgee: unknown field 'judgee'. Did you mean 'judge'? Valid fields: ['evaluators', "
+    )
 
 
 def test_evaluators_survive_copy_and_pickle() -> None:
@@ -95,7 +97,9 @@ def _yaml_error(tmp_path: Path, expect: str) -> str:
     path.write_text(f"id: t\nturns:\n  - user: hi\n    expect:\n{expect}")
     with pytest.raises(TranscriptError) as e:
         load_transcript(path)
-    return str(e.value).removeprefix(f"{path}:")
+    message, reference = str(e.value).split("\n")  # the problem, then the schema of valid files
+    assert reference == f"Schema reference: {SCHEMA_FILE}" and SCHEMA_FILE.is_file()
+    return message.removeprefix(f"{path}:")
 
 
 @pytest.mark.parametrize(
@@ -142,7 +146,7 @@ def test_the_same_bad_value_reads_the_same_from_python_a_spec_a_transcript_and_t
         (
             {"reply_matches_any": ["ok", "("]},
             "reply_matches_any[1]",
-            "invalid regex '(': missing ), unterminated subpattern at position 0",
+            "Invalid regex pattern '(': missing ), unterminated subpattern at position 0",
         ),
         (
             {"trajectory": {"expected_trajectory": ["a"], "threshold": 1.5}},

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import textwrap
 from types import SimpleNamespace
 from typing import Any
 
@@ -232,6 +235,43 @@ def test_adapters_reject_objects_that_are_not_the_frameworks_agent(adapter: Any,
         adapter(1)
     with pytest.raises(TypeError, match="OpenAIAdapter expects an AsyncOpenAI-compatible client"):
         OpenAIAdapter(1, model="m")
+
+
+@pytest.mark.parametrize(
+    ("adapter", "install"),
+    [
+        (PydanticAIAdapter, "pip install pydantic-ai-slim"),
+        (LangChainAdapter, "pip install 'tracegrade[langchain]'"),
+        (SmolagentsAdapter, "pip install 'tracegrade[smolagents]'"),
+        (lambda obj: OpenAIAdapter(obj, model="m"), "pip install 'tracegrade[openai]'"),
+    ],
+)
+def test_an_adapter_given_another_object_says_what_to_install(adapter: Any, install: str) -> None:
+    with pytest.raises(TypeError) as excinfo:
+        adapter(object())
+    assert str(excinfo.value).endswith(f"; make sure its framework is installed: {install}")
+
+
+def test_pydantic_ai_adapter_without_pydantic_ai_says_what_to_install() -> None:
+    """A real failed import: pydantic_ai is blocked in a fresh interpreter before tracegrade loads."""
+    code = textwrap.dedent(
+        """\
+        import sys
+        sys.modules["pydantic_ai"] = None  # `import pydantic_ai...` now raises ImportError
+        from tracegrade.adapters.pydantic_ai import PydanticAIAdapter
+
+        class Agent:
+            async def run(self, prompt, message_history=None): ...
+
+        try:
+            PydanticAIAdapter(Agent())
+        except ImportError as e:
+            print(type(e).__name__, e.name, "|", e)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.startswith("ImportError pydantic_ai.messages | PydanticAIAdapter needs 'pydantic_ai.messages'")
+    assert out.stdout.rstrip().endswith("; pip install pydantic-ai-slim"), out.stdout
 
 
 def test_coerce_args_keeps_objects_and_reports_anything_else_as_unknown() -> None:

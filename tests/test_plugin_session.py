@@ -307,7 +307,7 @@ def test_results_are_kept_and_reported() -> None:
 
 
 def test_expect_rejects_bad_fields_at_construction() -> None:
-    with pytest.raises(ValueError, match=r"reply_matches_all\[0\]: invalid regex"):
+    with pytest.raises(ValueError, match=r"reply_matches_all\[0\]: Invalid regex pattern"):
         Expect(reply_matches_all=["("])
     with pytest.raises(ValueError, match=r"evaluators\[0\]: .* has no evaluate\(ctx\) method"):
         Expect(evaluators=["not an evaluator"])

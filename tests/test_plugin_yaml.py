@@ -11,7 +11,7 @@ from _plugin_helpers import PYDANTIC_AGENT, assert_in_order, clean_agent_eval_en
 from faults._yaml_bombs import transcript_bombs
 from tracegrade import _yaml
 from tracegrade.evaluators import ContainsEvaluator, HasMatchingSpan, JudgeEvaluator, ToolCorrectness, TrajectoryMatch
-from tracegrade.pytest_plugin.yaml_collect import TranscriptError, load_transcript
+from tracegrade.pytest_plugin.yaml_collect import SCHEMA_FILE, TranscriptError, load_transcript
 
 CONFTEST = src(
     """
@@ -114,7 +114,7 @@ def test_yaml_tags_select_with_k_and_failures_are_reported(project: pytest.Pytes
         result.stdout.str(),
         "FAILED evals/nested/refund.yml::refund - score 0.00 (0/1 runs passed, threshold 0.80)",
         "ToolCallEvaluator [failed]: missing required tool(s) ['refund'] (called: ['search'])",
-        "JudgeEvaluator [failed]: judge (test):",
+        "JudgeEvaluator [failed]: a",  # TestModel's verdict: passed false, reasoning "a"
         "trajectory (spans): search(q='refund')",
     )
 
@@ -133,7 +133,7 @@ def test_validation_errors_are_collection_errors_with_the_message(project: pytes
     result = project.runpytest("--agent-eval-live")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(
-        ["*bad.yaml:5: turns[[]0[]].expect.judgee: unknown field 'judgee' (did you mean 'judge'?)"]
+        ["*bad.yaml:5: turns[[]0[]].expect.judgee: unknown field 'judgee'. Did you mean 'judge'? Valid fields: *"]
     )
 
 
@@ -190,18 +190,22 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("id: x\nturns: [\n", "t.yaml:3: invalid YAML:"),
-        ("- just\n- a list\n", "t.yaml:1: a transcript is a mapping with `id` and `turns`, got list"),
+        ("id: x\nturns: [\n", "t.yaml:3: invalid YAML at line 3:"),
+        ("- just\n- a list\n", "t.yaml:1: a transcript must be a YAML mapping with `id` and `turns`, got list"),
         ("turns:\n  - user: hi\n", "t.yaml:1: id: missing required field 'id'"),
         ("id: x\nturns:\n  - expect: {}\n", "t.yaml:3: turns[0].user: missing required field 'user'"),
-        ("id: x\nturns: []\n", "t.yaml:2: turns: List should have at least 1 item after validation, not 0 (got [])"),
+        (
+            "id: x\nturns: []\n",
+            "t.yaml:2: turns: must define at least one turn (an empty transcript would test nothing)",
+        ),
         (
             "id: x\nthresold: 0.5\nturns:\n  - user: hi\n",
-            "t.yaml:2: thresold: unknown field 'thresold' (did you mean 'threshold'?)",
+            "t.yaml:2: thresold: unknown field 'thresold'. Did you mean 'threshold'? "
+            "Valid fields: ['id', 'runs', 'tags', 'threshold', 'turns']",
         ),
         (
             "id: x\nturns:\n  - user: hi\n  - user: there\n    expect:\n      judgee: {rubric: r}\n",
-            "t.yaml:6: turns[1].expect.judgee: unknown field 'judgee' (did you mean 'judge'?)",
+            "t.yaml:6: turns[1].expect.judgee: unknown field 'judgee'. Did you mean 'judge'? Valid fields: ['evaluators', ",
         ),
         (
             "id: x\nturns:\n  - user: hi\n  - user: there\n    expect:\n      judge: be nice\n",
@@ -209,11 +213,11 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nthreshold: 1.5\nturns:\n  - user: hi\n",
-            "t.yaml:2: threshold: Input should be less than or equal to 1 (got 1.5)",
+            "t.yaml:2: threshold: must be a number between 0 and 1, got 1.5",
         ),
         (
             "id: x\nruns: 0\nturns:\n  - user: hi\n",
-            "t.yaml:2: runs: Input should be greater than or equal to 1 (got 0)",
+            "t.yaml:2: runs: must be an integer >= 1, got 0",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      reply_contains_any: confirmed\n",
@@ -221,11 +225,11 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      reply_matches_any: ['ok', '(']\n",
-            "t.yaml:5: turns[0].expect.reply_matches_any[1]: invalid regex '(': missing ), unterminated subpattern",
+            "t.yaml:5: turns[0].expect.reply_matches_any[1]: Invalid regex pattern '(': missing ), unterminated subpattern",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n        - tool: book\n",
-            "t.yaml:6: turns[0].expect.tool_calls_args[0]: ToolCallArgsConfig(tool='book') needs `args`, `judge` or both",
+            "t.yaml:6: turns[0].expect.tool_calls_args[0]: ToolCallArgsConfig(tool='book') needs 'args' (a deterministic check), 'judge' (an LLM-judged rubric) or both; got neither",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n        - {tool: book, args: {}, mode: fuzzy}\n",
@@ -323,10 +327,13 @@ def test_an_alias_bomb_is_a_collection_error_with_the_message(project: pytest.Py
             "id: t\nturns:\n  - user: " + "[" * 5000 + "]" * 5000 + "\n",
             "t.yaml:3: collections nested deeper than 100 levels",
         ),
-        ("id: t\nruns: " + "1" * 5000 + "\nturns: [{user: hi}]\n", "t.yaml:2: invalid YAML: cannot read '1111"),
+        (
+            "id: t\nruns: " + "1" * 5000 + "\nturns: [{user: hi}]\n",
+            "t.yaml:2: invalid YAML at line 2: cannot read '1111",
+        ),
         (
             "id: !!python/object/apply:os.system [echo hi]\nturns: [{user: hi}]\n",
-            "t.yaml:1: invalid YAML: could not determine a constructor for the tag "
+            "t.yaml:1: invalid YAML at line 1: could not determine a constructor for the tag "
             "'tag:yaml.org,2002:python/object/apply:os.system'",
         ),
     ],
@@ -352,4 +359,8 @@ def test_a_misspelt_key_is_reported_before_the_missing_field_it_explains(tmp_pat
     path.write_text("id: x\nturn:\n  - user: hi\n")
     with pytest.raises(TranscriptError) as e:
         load_transcript(str(path))  # a str path too, as pytest-agent-eval's load_transcript takes
-    assert str(e.value) == f"{path}:2: turn: unknown field 'turn' (did you mean 'turns'?) (and 1 more error)"
+    assert str(e.value) == (
+        f"{path}:2: turn: unknown field 'turn'. Did you mean 'turns'? "
+        "Valid fields: ['id', 'runs', 'tags', 'threshold', 'turns'] (and 1 more error)"
+        f"\nSchema reference: {SCHEMA_FILE}"  # pytest-agent-eval's second line, naming the shipped schema
+    )

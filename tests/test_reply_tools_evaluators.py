@@ -74,7 +74,7 @@ def test_case_sensitive_matching() -> None:
 
 
 def test_invalid_regex_raises_value_error_at_construction() -> None:
-    with pytest.raises(ValueError, match=r"invalid regex '\('"):
+    with pytest.raises(ValueError, match=r"Invalid regex pattern '\('"):
         ContainsEvaluator(matches_any=["("])
     with pytest.raises(ValueError, match="matches_all"):
         ContainsEvaluator(matches_all=["[a-"])

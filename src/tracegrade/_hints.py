@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["closest", "did_you_mean"]
+__all__ = ["closest", "did_you_mean", "unknown_field"]
 
 CUTOFF = 0.6
 """How alike (difflib ratio) a name must be to be suggested."""
@@ -23,3 +23,11 @@ def did_you_mean(word: str, choices: Iterable[str], valid: str = "") -> str:
     if found := closest(word, options):
         return f" (did you mean {found[0]!r}?)"
     return f"; {valid}: {', '.join(options)}" if valid and options else ""
+
+
+def unknown_field(key: str, fields: Iterable[str]) -> str:
+    """pytest-agent-eval's words for an unknown transcript field, which its users grep for:
+    `unknown field 'x'. Did you mean 'y'? Valid fields: [...]` (the question only when one is close)."""
+    names = sorted(fields)
+    found = closest(key, names)
+    return f"unknown field {key!r}.{f' Did you mean {found[0]!r}?' if found else ''} Valid fields: {names}"

@@ -6,7 +6,7 @@
     ├── ConfigError (ValueError)                 an invalid setting
     ├── ExpectError (ValueError)                 an invalid `Expect` field
     ├── ParameterError (ValueError, TypeError)   a bad constructor argument
-    ├── TranscriptError                          an invalid transcript file
+    ├── TranscriptError (ValueError)             an invalid transcript file
     ├── BatchInputError (ValueError)             bad batch input
     ├── ServiceError (RuntimeError)              a service that did not start or exited with an error
     └── TracegradeEvaluationError (RuntimeError) an evaluator ended with outcome `error` (pydantic-evals)
@@ -109,13 +109,15 @@ def format_loc(loc: Loc) -> str:
     return out
 
 
-class TranscriptError(TracegradeError):
-    """An invalid transcript file: `file:line: path: message`."""
+class TranscriptError(TracegradeError, ValueError):
+    """An invalid transcript file: `file:line: path: message` (a `ValueError`, as pytest-agent-eval's),
+    then `Schema reference: <schema>` on a line of its own when the schema of valid files is given."""
 
-    def __init__(self, path: Path, loc: Loc, message: str, line: int | None = None) -> None:
-        self.path, self.loc, self.message, self.line = path, loc, message, line
+    def __init__(self, path: Path, loc: Loc, message: str, line: int | None = None, schema: str | None = None) -> None:
+        self.path, self.loc, self.message, self.line, self.schema = path, loc, message, line, schema
         where = f"{path}:{line}" if line else str(path)
-        super().__init__(f"{where}: {format_loc(loc)}: {message}" if loc else f"{where}: {message}")
+        text = f"{where}: {format_loc(loc)}: {message}" if loc else f"{where}: {message}"
+        super().__init__(f"{text}\nSchema reference: {schema}" if schema else text)
 
 
 class BatchInputError(TracegradeError, ValueError):

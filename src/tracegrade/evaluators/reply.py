@@ -38,7 +38,9 @@ class ContainsEvaluator(BaseEvaluator):
         try:
             return re.compile(pattern, flags)
         except (re.error, TypeError) as e:
-            raise ParameterError("ContainsEvaluator", f"{where}[{index}]", f"invalid regex {pattern!r}: {e}") from None
+            raise ParameterError(
+                "ContainsEvaluator", f"{where}[{index}]", f"Invalid regex pattern {pattern!r}: {e}"
+            ) from None
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
         return self.check(ctx.reply or "")

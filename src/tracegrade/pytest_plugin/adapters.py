@@ -5,12 +5,14 @@ the reply text, the tool calls the framework reports and its messages. Tool call
 spans when the turn recorded any (instrument the framework to get them); the returned ones are used
 only when no tool span was seen, and the messages fill arguments the spans lack (matched by tool
 call id). An `AdapterReply` unpacks as `(reply, tool_calls)`, the pair pytest-agent-eval's adapters
-return. The frameworks are imported only when an adapter needs them.
+return. The frameworks are imported only when an adapter needs them; an adapter given an object that
+is not its framework's, or missing its framework, says what to install (`INSTALL`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -19,6 +21,7 @@ from ..trajectory import ToolCall
 from .transcript import AgentReply
 
 __all__ = [
+    "INSTALL",
     "AdapterReply",
     "LangChainAdapter",
     "OpenAIAdapter",
@@ -28,6 +31,27 @@ __all__ = [
 ]
 
 History = list[dict[str, Any]]
+
+INSTALL: dict[str, str] = {
+    "PydanticAIAdapter": "pip install pydantic-ai-slim",  # a dependency of tracegrade: missing only if removed
+    "OpenAIAdapter": "pip install 'tracegrade[openai]'",
+    "LangChainAdapter": "pip install 'tracegrade[langchain]'",
+    "SmolagentsAdapter": "pip install 'tracegrade[smolagents]'",
+}
+"""What to install for each adapter's framework (the extras are pytest-agent-eval's names)."""
+
+
+def _install_hint(adapter: str) -> str:
+    return f"make sure its framework is installed: {INSTALL[adapter]}"
+
+
+def _require(module: str, adapter: str) -> None:
+    """Import `module` or raise an `ImportError` naming the adapter and what to install."""
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        message = f"{adapter} needs {module!r}, which cannot be imported ({e}); {INSTALL[adapter]}"
+        raise ImportError(message, name=module) from e
 
 
 class AdapterReply(AgentReply):
@@ -124,8 +148,10 @@ class PydanticAIAdapter:
     def __init__(self, agent: Any) -> None:
         if not callable(getattr(agent, "run", None)):
             raise TypeError(
-                f"PydanticAIAdapter expects a pydantic-ai Agent with an async .run() method, got {type(agent).__name__}"
+                f"PydanticAIAdapter expects a pydantic-ai Agent with an async .run() method, got {type(agent).__name__}; "
+                + _install_hint("PydanticAIAdapter")
             )
+        _require("pydantic_ai.messages", "PydanticAIAdapter")  # the history is converted to its messages
         self._agent = agent
 
     async def __call__(self, history: History) -> AdapterReply:
@@ -156,7 +182,7 @@ class OpenAIAdapter:
         if not hasattr(client, "chat"):
             raise TypeError(
                 "OpenAIAdapter expects an AsyncOpenAI-compatible client with .chat.completions, "
-                f"got {type(client).__name__}"
+                f"got {type(client).__name__}; " + _install_hint("OpenAIAdapter")
             )
         self._client, self._model, self._system_prompt = client, model, system_prompt
 
@@ -184,7 +210,7 @@ class LangChainAdapter:
         if not callable(getattr(runnable, "ainvoke", None)):
             raise TypeError(
                 "LangChainAdapter expects a LangChain Runnable with an .ainvoke() method "
-                f"(a compiled graph or chain), got {type(runnable).__name__}"
+                f"(a compiled graph or chain), got {type(runnable).__name__}; " + _install_hint("LangChainAdapter")
             )
         self._runnable = runnable
 
@@ -219,7 +245,8 @@ class SmolagentsAdapter:
     def __init__(self, agent: Any, *, include_internal_tools: bool = False) -> None:
         if not callable(getattr(agent, "run", None)) or not hasattr(agent, "memory"):
             raise TypeError(
-                f"SmolagentsAdapter expects a smolagents agent with .run() and .memory.steps, got {type(agent).__name__}"
+                f"SmolagentsAdapter expects a smolagents agent with .run() and .memory.steps, got {type(agent).__name__}; "
+                + _install_hint("SmolagentsAdapter")
             )
         self._agent = agent
         self._include_internal = include_internal_tools

@@ -4,6 +4,8 @@ one table (`SHORTHANDS`: an `Expect` field → an evaluator's parameter) that Py
 transcripts share. Every class checks its arguments at construction (unknown names get the closest
 valid one) and the evaluators are built then too, so a bad value fails right there with the
 evaluator's own message, prefixed by the `Expect` field (`max_tool_calls: ...`).
+
+The JSON Schema of YAML transcripts is derived from these classes by `tracegrade.pytest_plugin.schema`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from os import PathLike
 from typing import Any
 
-from .._hints import did_you_mean
+from .._hints import unknown_field
 from ..errors import ExpectError, ParameterError
 from ..evaluators import (
     ContainsEvaluator,
@@ -95,7 +97,10 @@ class ToolCallArgsConfig(ArgsMatchOptions, _ArgsConfigHead):
 
     def _build(self) -> list[Any]:
         if self.args is None and self.judge is None:
-            raise ValueError(f"ToolCallArgsConfig(tool={self.tool!r}) needs `args`, `judge` or both")
+            raise ValueError(
+                f"ToolCallArgsConfig(tool={self.tool!r}) needs 'args' (a deterministic check), "
+                "'judge' (an LLM-judged rubric) or both; got neither"
+            )
         out: list[Any] = []
         if self.args is not None:
             shared = (*fields(ArgsCheck), *fields(ArgsMatchOptions))
@@ -176,7 +181,7 @@ class Expect(CheckedParameters):
 
     @classmethod
     def _unknown_parameter(cls, key: str, names: Sequence[str]) -> Exception:
-        return ExpectError(key, f"unknown field {key!r}{did_you_mean(key, names, 'valid fields')}")
+        return ExpectError(key, unknown_field(key, names))
 
     def build(self) -> list[Any]:
         """The evaluators these expectations stand for, in a fixed order: `evaluators` first."""
@@ -191,14 +196,18 @@ class Expect(CheckedParameters):
         for shorthand in (SHORTHANDS["reply"], SHORTHANDS["tool_calls"]):
             if (ev := shorthand.build(self)) is not None:
                 built.append(ev)
+        configs: list[ToolCallArgsConfig | dict[str, Any]] = []  # mappings become configs, as in YAML
         for i, spec in enumerate(self.tool_calls_args):
             with _field(f"tool_calls_args[{i}]"):
                 config = ToolCallArgsConfig(**spec) if isinstance(spec, Mapping) else spec
                 built.extend(config.build())
+                configs.append(config)
+        self.tool_calls_args = configs
         if self.judge is not None:
             with _field("judge"):
                 config_ = JudgeConfig(**self.judge) if isinstance(self.judge, Mapping) else self.judge
                 built.append(config_.evaluator(JudgeEvaluator))
+                self.judge = config_
         if self.trajectory is not None:
             with _field("trajectory"):
                 built.append(_trajectory(self.trajectory))

@@ -22,13 +22,26 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import _yaml
-from .._hints import did_you_mean
+from .._hints import unknown_field
 from ..errors import ExpectError, TranscriptError
 from ..tree import validate_query
 from .audio import resolve_audio
+from .runner import DEFAULT_RUNS, DEFAULT_THRESHOLD
 from .transcript import Expect, Turn
 
-__all__ = ["AgentEvalFile", "AgentEvalItem", "Transcript", "load_transcript"]
+__all__ = [
+    "SCHEMA_FILE",
+    "AgentEvalFile",
+    "AgentEvalItem",
+    "Transcript",
+    "load_transcript",
+    "validate_transcript_dict",
+]
+
+SCHEMA_FILE = Path(__file__).with_name("schema") / "transcript.json"
+"""The shipped JSON Schema of valid transcript files (`tracegrade.pytest_plugin.schema`); errors
+about a file's content name it."""
+_SCHEMA = str(SCHEMA_FILE)
 
 Loc = tuple[str | int, ...]
 
@@ -60,12 +73,14 @@ class TranscriptSpec(_Spec):
 
 @dataclasses.dataclass
 class Transcript:
-    """A validated transcript file."""
+    """A validated transcript file. `threshold` / `runs` default to pytest-agent-eval's 0.8 / 1; None
+    (what this module's `load_transcript` gives for a file that sets none) leaves them to the plugin's
+    `[tool.agent_eval]` settings."""
 
     id: str
     turns: list[Turn]
-    threshold: float | None = None
-    runs: int | None = None
+    threshold: float | None = DEFAULT_THRESHOLD
+    runs: int | None = DEFAULT_RUNS
     tags: list[str] = dataclasses.field(default_factory=list)
     path: Path | None = None
     line: int = 1
@@ -162,15 +177,27 @@ def _union_errors(errors: list[Any]) -> tuple[Any, int]:
     return best[0], len({e["loc"] for e in cleaned if e["loc"][: len(outer)] != outer})
 
 
+# pytest-agent-eval's words for the top-level fields' constraints (its users grep for them)
+_CONSTRAINTS: dict[Loc, str] = {
+    ("threshold",): "must be a number between 0 and 1",
+    ("runs",): "must be an integer >= 1",
+}
+_NO_TURNS = "must define at least one turn (an empty transcript would test nothing)"
+
+
 def _pydantic_message(err: Any) -> tuple[Loc, str, bool]:
     loc: Loc = tuple(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
         model = _model_at(loc)
         fields = list(model.model_fields) if model is not None else []
-        return loc, f"unknown field {loc[-1]!r}{did_you_mean(str(loc[-1]), fields, 'valid fields')}", True
+        return loc, unknown_field(str(loc[-1]), fields), True
+    if loc == ("turns",) and kind in ("missing", "too_short"):
+        return loc, _NO_TURNS if kind == "too_short" else f"missing required field 'turns': {_NO_TURNS}", False
     if kind == "missing":
         return loc, f"missing required field {loc[-1]!r}", False
+    if loc in _CONSTRAINTS:
+        return loc, f"{_CONSTRAINTS[loc]}, got {err.get('input')!r}", False
     return loc, f"{err['msg']} (got {err.get('input')!r})", False
 
 
@@ -186,10 +213,30 @@ def load_transcript(path: str | os.PathLike[str]) -> Transcript:
         node, data = _yaml.load(text)  # safe tags only; alias expansion and nesting bounded
     except yaml.YAMLError as e:
         line, message = _yaml.describe(e)
+        if line is not None and message.startswith("invalid YAML: "):  # pytest-agent-eval's words
+            message = f"invalid YAML at line {line}: {message.removeprefix('invalid YAML: ')}"
         raise TranscriptError(path, (), message, line) from None
+    spec, turns = _validate(data, path, node)
+    turns = [resolve_audio(turn, path.parent) for turn in turns]
+    return Transcript(spec.id, turns, spec.threshold, spec.runs, spec.tags, path, _line(node, ("id",)) or 1)
+
+
+def validate_transcript_dict(data: Any, source: str = "transcript") -> None:
+    """Validate a parsed transcript document (e.g. YAML loaded by the caller) as `load_transcript`
+    validates a file; `TranscriptError` on the first problem, located as `source: path: message`."""
+    _validate(data, Path(source), None)
+
+
+def _validate(data: Any, path: Path, node: yaml.Node | None) -> tuple[TranscriptSpec, list[Turn]]:
+    """The document's spec and turns (`audio:` as written); errors name `path` and, given the YAML
+    `node`, the line."""
     if not isinstance(data, dict):
         raise TranscriptError(
-            path, (), f"a transcript is a mapping with `id` and `turns`, got {type(data).__name__}", 1
+            path,
+            (),
+            f"a transcript must be a YAML mapping with `id` and `turns`, got {type(data).__name__}",
+            1 if node is not None else None,
+            _SCHEMA,
         )
     try:
         spec = TranscriptSpec.model_validate(data)
@@ -198,12 +245,12 @@ def load_transcript(path: str | os.PathLike[str]) -> Transcript:
         err, more = _union_errors(sorted(e.errors(), key=lambda x: x["type"] != "extra_forbidden"))
         loc, message, at_key = _pydantic_message(err)
         suffix = f" (and {more} more error{'s' if more > 1 else ''})" if more else ""
-        raise TranscriptError(path, loc, message + suffix, _line(node, loc, key=at_key)) from None
+        raise TranscriptError(path, loc, message + suffix, _line(node, loc, key=at_key), _SCHEMA) from None
     try:
-        turns = [resolve_audio(_turn(t, i), path.parent) for i, t in enumerate(spec.turns)]
+        turns = [_turn(t, i) for i, t in enumerate(spec.turns)]
     except _SpecError as e:
-        raise TranscriptError(path, e.loc, e.message, _line(node, e.loc)) from None
-    return Transcript(spec.id, turns, spec.threshold, spec.runs, spec.tags, path, _line(node, ("id",)) or 1)
+        raise TranscriptError(path, e.loc, e.message, _line(node, e.loc), _SCHEMA) from None
+    return spec, turns
 
 
 def _turn(spec: TurnSpec, index: int) -> Turn:
