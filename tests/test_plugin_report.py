@@ -90,16 +90,24 @@ def test_markdown_report_has_every_run_and_turn(project: pytest.Pytester) -> Non
         "| Case | Result | Score | Runs passed | Threshold | Checks passed | Failed | Not evaluated | Errors |",
         "| `test_evals.py::test_books` | PASSED | 1.00 | 2/2 | 1.00 | 4 | 0 | 0 | 0 |",
         "| `test_evals.py::test_wrong_time` | FAILED | 0.00 | 0/2 | 0.50 | 0 | 2 | 0 | 0 |",
-        "## `test_evals.py::test_books`",
-        "### Run 1: passed",
-        "#### Turn 1: passed",
+        "### `test_evals.py::test_books`",
+        "#### Run 1: passed",
+        "##### Turn 1: passed",
         "- Reply: Booked \\| ref BK-1",
         "- Tool calls (spans): `search(q='table')`, `book(time='10am')`",
         "| Evaluator | Outcome | Score | Reason |",
-        "### Run 2: passed",
-        "## `test_evals.py::test_wrong_time`",
+        "#### Run 2: passed",
+        "### `test_evals.py::test_wrong_time`",
         "| ToolCallArgsEvaluator | failed |",
     )
+    # pytest-agent-eval's outline: the title, `## Summary` (the table), `## Details` (a `###` per case)
+    headings = [line for line in text.splitlines() if line.startswith("#") and not line.startswith("####")]
+    assert headings[1:] == [
+        "## Summary",
+        "## Details",
+        "### `test_evals.py::test_books`",
+        "### `test_evals.py::test_wrong_time`",
+    ], headings
 
 
 def test_report_path_from_pyproject_counts_skipped_tests(project: pytest.Pytester) -> None:

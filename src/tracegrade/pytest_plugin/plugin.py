@@ -223,7 +223,7 @@ class _Reporter:
             workeroutput[_RECORDED_KEY] = len(state.recorder.written) if state.recorder else 0
             return
         if state.reports and (state.records or state.skipped):
-            from ..reporting import write
+            from ..reporting import write, write_markdown
 
             report = _report(state)
             for fmt, name in state.reports.items():
@@ -231,9 +231,10 @@ class _Reporter:
                 if not path.is_absolute():
                     path = self.config.rootpath / path
                 path.parent.mkdir(parents=True, exist_ok=True)
-                text = write(report, fmt)
-                if fmt == "markdown":
-                    text += self._groups_markdown()
+                if fmt == "markdown":  # the groups between the summary and the details, as pytest-agent-eval
+                    text = write_markdown(report, [groups] if (groups := self._groups_markdown()) else [])
+                else:
+                    text = write(report, fmt)
                 path.write_text(text, encoding="utf-8")
                 state.reports_written.append(path)
 
@@ -244,7 +245,7 @@ class _Reporter:
             return ""
         from .groups import build_group_markdown_lines
 
-        return "\n" + "\n".join(build_group_markdown_lines(gate.results())) + "\n"
+        return "\n".join(build_group_markdown_lines(gate.results()))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         state = self.state

@@ -1,9 +1,12 @@
-"""The markdown report (`# LLM Eval Report — <date>`): the summary line, a table of cases, then
-every run and turn. Recorded text is made inert: table pipes escaped, HTML escaped, newlines folded."""
+"""The markdown report, in pytest-agent-eval's outline: `# LLM Eval Report — <date>` and the summary
+line, `## Summary` (a table of cases), any extra sections (the plugin's `## Groups`), then `## Details`
+(`### <case>`, `#### Run N`, `##### Turn N`). Recorded text is made inert: table pipes escaped, HTML
+escaped, newlines folded."""
 
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from .model import CaseRecord, Report, headline
 
@@ -39,7 +42,7 @@ def _count_cells(case: CaseRecord) -> list[str]:
 
 
 def _details(case: CaseRecord) -> list[str]:
-    out = ["", f"## {_code(case.id)}", "", f"**{_VERDICT[case.verdict]}**: {headline(case)}."]
+    out = ["", f"### {_code(case.id)}", "", f"**{_VERDICT[case.verdict]}**: {headline(case)}."]
     if case.tags:
         out.append(f"Tags: {', '.join(_cell(t) for t in case.tags)}.")
     if (stats := case.stats) is not None:
@@ -59,11 +62,11 @@ def _details(case: CaseRecord) -> list[str]:
     for run in case.runs:
         extra = f", {run.attempts} attempts" if run.attempts > 1 else ""
         label = f" ({_cell(run.label)})" if run.label else ""
-        out += ["", f"### Run {run.index + 1}: {'passed' if run.passed else 'failed'}{extra}{label}"]
+        out += ["", f"#### Run {run.index + 1}: {'passed' if run.passed else 'failed'}{extra}{label}"]
         if run.error:
             out += ["", f"Error: {_cell(run.error)}"]
         for turn in run.turns:
-            out += ["", f"#### Turn {turn.index + 1}: {'passed' if turn.passed else 'failed'}", ""]
+            out += ["", f"##### Turn {turn.index + 1}: {'passed' if turn.passed else 'failed'}", ""]
             if turn.user:
                 out.append(f"- User: {_cell(turn.user)}")
             if turn.reply:
@@ -80,10 +83,14 @@ def _details(case: CaseRecord) -> list[str]:
     return out
 
 
-def write_markdown(report: Report) -> str:
+def write_markdown(report: Report, sections: Sequence[str] = ()) -> str:
+    """The report as markdown; `sections` (each a whole `## ...` section) go between the summary
+    table and the details."""
     out = [f"# {report.title} — {report.created}", "", f"{report.summary}.", ""]
     if report.cases:
         out += [
+            "## Summary",
+            "",
             "| Case | Result | Score | Runs passed | Threshold | Checks passed | Failed | Not evaluated | Errors |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
@@ -92,6 +99,10 @@ def write_markdown(report: Report) -> str:
             f"| {c.threshold:.2f} | {' | '.join(_count_cells(c))} |"
             for c in report.cases
         ]
+    for section in sections:
+        out += ["", section.strip("\n")]
+    if report.cases:
+        out += ["", "## Details"]
     for case in report.cases:
         out += _details(case)
     return "\n".join(out) + "\n"
