@@ -325,6 +325,15 @@ def test_structural_failures_make_zero_model_calls(calls: tuple[ToolCall, ...], 
     assert judge.calls == 0
 
 
+def test_a_context_without_spans_or_calls_is_not_evaluated_not_never_called() -> None:
+    """pytest-agent-eval says "never called" for `TurnContext(tool_calls=[])`; with no spans and no
+    calls the telemetry cannot tell "not called" from "not recorded", so the check is not evaluated."""
+    judge = Judge(True)
+    result = evaluate(ToolCallArgsJudgeEvaluator("book_slot", "r", model=judge.model), calls_ctx(source="none"))
+    assert (result.outcome, judge.calls) == ("not_evaluated", 0)
+    assert "no agent spans were recorded" in result.reasoning and "never called" not in result.reasoning
+
+
 def test_argument_judge_sees_every_call_of_the_tool_and_passes_on_its_verdict() -> None:
     judge = Judge(True)
     ctx = calls_ctx(
