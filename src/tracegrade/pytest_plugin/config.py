@@ -20,6 +20,8 @@ from ..errors import ConfigError
 from .groups import GroupConfig, parse_groups
 
 __all__ = [
+    "DEFAULT_RUNS",
+    "DEFAULT_THRESHOLD",
     "ENV_VARS",
     "AgentEvalSettings",
     "MarkerOptions",
@@ -28,6 +30,11 @@ __all__ = [
     "marker_options",
     "resolve_settings",
 ]
+
+DEFAULT_THRESHOLD = 0.8
+"""`[tool.agent_eval] threshold`'s default: the fraction of runs that must pass (pytest-agent-eval's)."""
+DEFAULT_RUNS = 1
+"""`[tool.agent_eval] runs`'s default."""
 
 
 class AgentEvalSettings(BaseModel):
@@ -41,9 +48,9 @@ class AgentEvalSettings(BaseModel):
     """pydantic-ai model id of the judges (`JudgeEvaluator`, YAML `judge:`) when they name none."""
     judge_model: str | None = None
     """A dedicated judge model; takes priority over `model`."""
-    threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0.0, le=1.0)
     """Default fraction of runs that must pass."""
-    runs: int = Field(default=1, ge=1)
+    runs: int = Field(default=DEFAULT_RUNS, ge=1)
     """Default number of runs of each transcript."""
     retries: int = Field(default=2, ge=0)
     """Times a run is retried when the agent raises or times out."""

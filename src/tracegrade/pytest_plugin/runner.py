@@ -8,17 +8,14 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import DEFAULT_RUNS, DEFAULT_THRESHOLD
 from .session import AgentCallable, EvalSession, TranscriptResult
 from .transcript import Expect, Turn
 
 if TYPE_CHECKING:
     from .yaml_collect import Transcript
 
-__all__ = ["DEFAULT_RUNS", "DEFAULT_THRESHOLD", "load_transcript", "run_transcript"]
-
-DEFAULT_THRESHOLD = 0.8
-"""The threshold of a transcript that sets none, outside a pytest session (`[tool.agent_eval] threshold`'s default)."""
-DEFAULT_RUNS = 1
+__all__ = ["load_transcript", "run_transcript"]
 
 
 def load_transcript(

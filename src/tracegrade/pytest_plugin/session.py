@@ -25,6 +25,7 @@ from ..grading import informational_names, run_evaluator
 from ..results import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
 from .audio import check_audio
+from .config import DEFAULT_RUNS, DEFAULT_THRESHOLD
 from .transcript import AgentReply, Turn
 
 __all__ = [
@@ -264,8 +265,8 @@ class EvalSession:
 
     def __init__(
         self,
-        threshold: float = 0.8,
-        runs: int = 1,
+        threshold: float = DEFAULT_THRESHOLD,
+        runs: int = DEFAULT_RUNS,
         *,
         config: Any = None,
         on_result: Callable[[TranscriptResult], None] | None = None,

@@ -26,7 +26,7 @@ from .._hints import unknown_field
 from ..errors import ExpectError, TranscriptError
 from ..tree import validate_query
 from .audio import resolve_audio
-from .runner import DEFAULT_RUNS, DEFAULT_THRESHOLD
+from .config import DEFAULT_RUNS, DEFAULT_THRESHOLD
 from .transcript import Expect, Turn
 
 __all__ = [
