@@ -36,7 +36,9 @@ __all__ = [
     "Task",
     "classify_sources",
     "conversation_tasks",
+    "conversation_traces",
     "forget_logs",
+    "joined",
     "logs_of",
     "plan_tasks",
     "run_task",
@@ -277,25 +279,31 @@ def conversation_units(sources: Sources, plan: GradingPlan) -> Iterator[tuple[st
     neither is its own unit), sampled by conversation. Two passes: the first counts each
     conversation's traces, so the second emits a conversation once its last trace is read and
     holds only conversations in flight."""
-    bound = plan.options.bound
     expected: Counter[str] = Counter(_key(spans)[1] for spans, _ in _source_traces(sources, plan))
     pending: dict[str, list[tuple[list[Span], Logs]]] = {}
-    for spans, logs in _source_traces(sources, plan):
-        conv, key = _key(spans)
-        if conv is not None and not sampled_key(conv, bound):
-            continue
-        if conv is None and not sampled_trace(spans[0].trace_id, bound):
-            continue
+    for key, conv, spans, logs in conversation_traces(sources, plan):
         group = pending.setdefault(key, [])
         group.append((spans, logs))
         if len(group) >= expected[key]:
             del pending[key]
-            yield (conv, *_joined(group))
+            yield (conv, *joined(group))
     for key, group in pending.items():  # the second read found more traces than the first
-        yield (None if key.startswith("\x00") else key), *_joined(group)
+        yield (None if key.startswith("\x00") else key), *joined(group)
 
 
-def _joined(group: list[tuple[list[Span], Logs]]) -> tuple[list[Span], Logs]:
+def conversation_traces(sources: Sources, plan: GradingPlan) -> Iterator[tuple[str, str | None, list[Span], Logs]]:
+    """Every sampled trace of `sources` (sampled by conversation, or by trace when it names none), as
+    (grouping key, conversation id or None, its `where`-filtered spans, its log records)."""
+    bound = plan.options.bound
+    for spans, logs in _source_traces(sources, plan):
+        conv, key = _key(spans)
+        if sampled_key(conv, bound) if conv is not None else sampled_trace(spans[0].trace_id, bound):
+            yield key, conv, spans, logs
+
+
+def joined(group: Iterable[tuple[list[Span], Logs]]) -> tuple[list[Span], Logs]:
+    """The traces of one conversation as one unit: their spans, and their log records."""
+    group = list(group)
     records = tuple(r for _, (rs, _n) in group for r in rs)
     return [s for spans, _ in group for s in spans], (records, sum(n for _, (_rs, n) in group))
 

@@ -93,24 +93,20 @@ class ResultWriter:
         larger than writing a million rows; rows JSON cannot carry exactly (a non-finite or non-float
         score) take `pa.array`. Text that is not valid Unicode (a lone surrogate, which a trace's JSON
         escapes can hold) is written with the offending code points as `\\uXXXX` escapes."""
+        try:
+            return self._record_batch(self.buffer)
+        except (UnicodeEncodeError, orjson.JSONEncodeError):  # a lone surrogate
+            return self._record_batch([tuple(map(_utf8, r)) for r in self.buffer])
+
+    def _record_batch(self, rows: list[Row]) -> Any:
         import pyarrow as pa
 
         schema = result_schema(self.columns)
         score = self.columns.index("score")
-        rows = self.buffer
-        for attempt in (1, 2):
-            try:
-                if rows and all(
-                    r[score] is None or (type(r[score]) is float and math.isfinite(r[score])) for r in rows
-                ):
-                    return self._json_batch(rows, schema)
-                cols = list(zip(*rows, strict=True)) if rows else [()] * len(self.columns)
-                return pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
-            except (UnicodeEncodeError, orjson.JSONEncodeError):
-                if attempt == 2:
-                    raise
-                rows = [tuple(map(_utf8, r)) for r in rows]
-        raise AssertionError("unreachable")
+        if rows and all(r[score] is None or (type(r[score]) is float and math.isfinite(r[score])) for r in rows):
+            return self._json_batch(rows, schema)
+        cols = list(zip(*rows, strict=True)) if rows else [()] * len(self.columns)
+        return pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
 
     def _json_batch(self, rows: list[Row], schema: pa.Schema) -> Any:
         import pyarrow.json as pa_json

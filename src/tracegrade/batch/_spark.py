@@ -23,14 +23,13 @@ from ._core import (
     GradingPlan,
     Logs,
     Row,
-    conversation_of,
     gc_paused,
     grade_unit,
     sampled_key,
     sampled_trace,
     trace_units,
 )
-from ._plan import OtlpTask, Source, conversation_order, iter_task, logs_of
+from ._plan import OtlpTask, Source, Sources, conversation_order, conversation_traces, iter_task, joined
 
 __all__ = ["run_spark", "spark_session"]
 
@@ -113,29 +112,15 @@ def _otlp_traces(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[s
 
 def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[str, ...]) -> Iterator[list[Row]]:
     paths = [str(f) for f in files]
-    bound = plan.options.bound
 
-    def keyed(items: Iterator[str]) -> Iterator[tuple[str, tuple[str | None, list[Any], Logs]]]:
-        for path in items:
-            for tree in OtlpTask(path, logs).trees(split_runs=False):
-                spans: list[Span] = [n.source for n in tree.nodes]  # type: ignore[misc]
-                if plan.options.where:
-                    spans = [s for s in spans if plan.options.keep(s)]
-                if not spans:
-                    continue
-                conv = conversation_of(spans)
-                if conv is None:
-                    if sampled_trace(spans[0].trace_id, bound):
-                        yield f"\x00{spans[0].trace_id:032x}", (None, spans, logs_of(tree))
-                elif sampled_key(conv, bound):
-                    yield conv, (conv, spans, logs_of(tree))
+    def keyed(items: Iterator[str]) -> Iterator[tuple[str, tuple[str | None, list[Span], Logs]]]:
+        for key, conv, spans, unit_logs in conversation_traces(Sources([Path(p) for p in items], logs), plan):
+            yield key, (conv, spans, unit_logs)
 
     def grade_group(item: tuple[str, Any]) -> list[Row]:
         traces = sorted(item[1], key=lambda t: (t[1][0].trace_id, t[1][0].start_ns))
-        conv = traces[0][0]
-        records = tuple(r for _, _, (rs, _n) in traces for r in rs)
-        unattached = sum(n for _, _, (_rs, n) in traces)
-        return grade_unit([s for _, spans, _ in traces for s in spans], plan, conv, (records, unattached))
+        spans, unit_logs = joined((trace, records) for _, trace, records in traces)
+        return grade_unit(spans, plan, traces[0][0], unit_logs)
 
     rdd = spark.sparkContext.parallelize(paths, len(paths)).mapPartitions(keyed)
     yield from rdd.groupByKey().map(grade_group).collect()
