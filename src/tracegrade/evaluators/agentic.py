@@ -18,7 +18,6 @@ from ..matching import (
     check_occurrence,
     diff_arguments,
     score_steps,
-    score_trajectory,
 )
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
@@ -83,8 +82,6 @@ class TrajectoryMatch(ScopedEvaluator):
             param, _, problem = str(e).partition(": ")
             raise self._invalid(param, problem) from None
         self._needs_args = frozenset(s.tool for s in self._steps if s.args is not None)
-        plain = all(s.args is None and not s.optional for s in self._steps)
-        self._names = [s.tool for s in self._steps] if plain else None  # name-only steps: scored on names
 
     def unevaluated(self, result: EvalResult) -> EvalResult:
         return EvalResult.not_evaluated(result.reasoning, score=0.0)
@@ -106,8 +103,6 @@ class TrajectoryMatch(ScopedEvaluator):
         return EvalResult(score >= self.threshold, reason, score)
 
     def _score(self, calls: list[ToolCall]) -> tuple[float, str]:
-        if self._names is not None and self.order in ("exact", "in_order", "any_order"):
-            return score_trajectory([c.name for c in calls], self._names, self.order)  # as `score_steps` does
         return score_steps(calls, self._steps, self.order, self.args_mode)
 
     def _regroup(self, traj: Trajectory, calls: list[ToolCall]) -> list[ToolCall] | None:

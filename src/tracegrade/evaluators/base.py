@@ -361,10 +361,6 @@ class ScopedEvaluator(BaseEvaluator):
             validate_query(self.subtree, "subtree")
 
     def _trajectory(self, ctx: TurnContext) -> Trajectory | EvalResult:
-        traj = ctx.trajectory
-        if (traj is not None and not traj.is_empty and not traj.incomplete and not traj.missing
-                and self.agent is None and self.subtree is None):  # fmt: skip
-            return traj  # what `scoped_trajectory` returns when every precondition holds
         return scoped_trajectory(ctx, self.agent, self.subtree, self.needs)
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
