@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tracegrade.dialects import DIALECTS, _attribute, _dropped_attributes, _with_parent, _Wrapping, extract
+from tracegrade.dialects import DIALECTS, _attribute, _dropped_attributes, _with_parent, extract
 from tracegrade.dialects._messages import otel_requests, otel_results, requested, requested_reader
 from tracegrade.spans import Span
 from tracegrade.trajectory import AgentRun
@@ -64,14 +64,6 @@ def test_an_agent_run_subclass_keeps_its_class_when_given_a_parent() -> None:
 
     got = _with_parent(Tagged("a", tag="x"), _run())
     assert type(got) is Tagged and got.tag == "x" and got.parent is not None
-
-
-def test_wrapping_dialects_are_those_whose_flag_is_set() -> None:
-    flagged = frozenset(d.name for d in DIALECTS if getattr(d, "ARGS_MAY_BE_WRAPPED", False))
-    wrapping = _Wrapping()
-    for name in [d.name for d in DIALECTS] + ["unknown", None]:
-        assert (name in wrapping) == (name in flagged)
-    assert "openinference" in flagged  # the flag is set somewhere: the comparison above is not vacuous
 
 
 def _sdk_spans(limits: SpanLimits | None = None) -> list[Any]:

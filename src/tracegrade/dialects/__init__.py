@@ -212,7 +212,9 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     recognized = len(calls) + len(requests) + len(runs) + len(handoffs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
-    wrapping = _Wrapping()
+    wrapping = (
+        frozenset(d.name for d in DIALECTS if _attribute(d, "ARGS_MAY_BE_WRAPPED", False)) if calls else frozenset()
+    )
     readers: dict[str | None, Readers] = {}
 
     def readers_of(dialect: str | None) -> Readers:
@@ -239,24 +241,6 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
             "several model calls on one span, so the number of requests is not recorded"
         ))  # fmt: skip
     return traj, referenced
-
-
-class _Wrapping:
-    """The names of the dialects whose tool spans may record a wrapper around the arguments
-    (`ARGS_MAY_BE_WRAPPED`), for `name in wrapping`: each name is looked up when first asked about."""
-
-    __slots__ = ("_known",)
-
-    def __init__(self) -> None:
-        self._known: dict[object, bool] = {}
-
-    def __contains__(self, name: object) -> bool:
-        known = self._known.get(name)
-        if known is None:
-            known = self._known[name] = any(
-                d.name == name and bool(_attribute(d, "ARGS_MAY_BE_WRAPPED", False)) for d in DIALECTS
-            )
-        return known
 
 
 def _with_parent(step: AgentRun, parent: AgentRun | None) -> AgentRun:
@@ -399,11 +383,7 @@ def _one_per_response(requests: list[ModelRequest]) -> tuple[list[ModelRequest],
     first: dict[str, ModelRequest] = {}
     twins: dict[int, list[ModelRequest]] = {}
     for req in requests:
-        span = req.span
-        if span is None:
-            rid = None
-        elif not (type(rid := span.attributes.get("gen_ai.response.id")) is str and rid):
-            rid = _response_id(span)
+        rid = _response_id(req.span) if req.span is not None else None
         if rid is None or (seen := first.get(rid)) is None:
             kept.append(req)
             if rid is not None:

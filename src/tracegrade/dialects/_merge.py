@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..trajectory import NOT_RECORDED, Handoff, ModelRequest, ToolCall, parse_args
@@ -36,7 +36,7 @@ def merge_requested(
     readers_of: Callable[[str | None], Readers],
     twins: Mapping[int, list[ModelRequest]] | None = None,
     handoffs: Sequence[Handoff] = (),
-    wrapping: Container[str] = frozenset(),
+    wrapping: frozenset[str] = frozenset(),
 ) -> tuple[list[ToolCall], list[str]]:
     """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
     telemetry left out (requested calls without a tool name). `twins` are other records of the same
@@ -177,7 +177,7 @@ def _match(
     return None
 
 
-def _adopt_arguments(call: ToolCall, raw: Any, wrapping: Container[str]) -> None:
+def _adopt_arguments(call: ToolCall, raw: Any, wrapping: frozenset[str]) -> None:
     """The model's arguments for an executed call whose span recorded none, or recorded a wrapper."""
     if raw is None:
         return
