@@ -608,7 +608,7 @@ class SpanTree:
     @classmethod
     def from_readable_spans(cls, spans: Iterable[ReadableSpan]) -> SpanTree:
         with paused_gc():
-            return cls._of(_nodes_from_readable(spans))
+            return cls(_nodes_from_readable(spans))
 
     @classmethod
     def from_spans(cls, spans: Iterable[Span], readable: Iterable[ReadableSpan] = ()) -> SpanTree:
@@ -621,16 +621,7 @@ class SpanTree:
                 spans = [s for s in spans if (s.trace_id, s.span_id) not in seen]
             from_span = SpanNode.from_span
             nodes.extend([from_span(s) for s in spans])
-            return cls._of(nodes)
-
-    @classmethod
-    def _of(cls, nodes: list[SpanNode]) -> SpanTree:
-        """`cls(nodes)` with the garbage collector already paused by the caller."""
-        if cls.__init__ is not SpanTree.__init__:
             return cls(nodes)
-        tree = cls.__new__(cls)
-        tree._build(nodes)
-        return tree
 
     def get(self, span_id: int, trace_id: int | None = None) -> SpanNode | None:
         """The node with this span id (in `trace_id`, or in any trace when omitted)."""
