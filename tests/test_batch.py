@@ -454,6 +454,42 @@ def test_writing_parquet_results_does_not_import_pandas(tmp_path: Path) -> None:
     assert pq.read_table(tmp_path / "r.parquet").to_pylist() == [{"trace_id": "a" * 32, "score": 1.0, "reason": "ok"}]
 
 
+
+def test_a_worker_imports_no_judge_and_the_judges_load_by_name() -> None:
+    """The modules a batch worker starts with define no pydantic model (the first one loads every
+    installed pydantic plugin); the judges still import by name from `tracegrade.evaluators`."""
+    code = (
+        "import sys\nimport tracegrade.batch._plan, tracegrade.dialects, tracegrade.ingest\n"
+        "print(sorted(m for m in sys.modules if m.endswith('.judge') or m.startswith('logfire')))\n"
+        "import tracegrade.evaluators as e\nfrom tracegrade.evaluators import JudgeEvaluator\n"
+        "print(JudgeEvaluator.__module__, 'TrajectoryJudge' in dir(e), e.TrajectoryJudge.__name__)\n"
+        "e.NoSuchEvaluator\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.stdout.splitlines() == ["[]", "tracegrade.evaluators.judge True TrajectoryJudge"]
+    assert "module 'tracegrade.evaluators' has no attribute 'NoSuchEvaluator'" in proc.stderr
+
+
+def test_the_workers_start_only_when_a_pool_runs(recorded: dict[str, Any], tmp_path: Path) -> None:
+    """Two trace files on two workers start the workers' fork server (before the spec is read); one
+    file, one task, is graded in this process and starts none."""
+    tests = str(Path(__file__).resolve().parent)
+    counts = []
+    for files in (recorded["files"][:1], recorded["files"]):
+        code = (
+            f"import os, sys\nsys.path.insert(0, {tests!r})\nfrom _batch_data import SPEC\n"
+            "from tracegrade.batch import grade_traces\n"
+            f"r = grade_traces({[str(f) for f in files]!r}, SPEC, workers=2)\n"
+            "pid = os.getpid()\nkids = open(f'/proc/{pid}/task/{pid}/children').read().split()\n"
+            "print(r.summary.units, sum(b'forkserver' in open(f'/proc/{k}/cmdline', 'rb').read() for k in kids))\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        counts.append(tuple(map(int, out.split())))
+    units = len(trace_ids(recorded["spans"]))
+    assert counts[0] == (len(trace_ids(list(read_spans(recorded["files"][0])))), 0)
+    assert counts[1] == (units, 1)  # the workers are the fork server's children
+
+
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
 CORPUS_SPEC: list[Any] = [
     {"MaxToolCalls": 10},

@@ -12,7 +12,7 @@ from ._core import BatchInputError, Condition, GradingPlan, Options, Row, parse_
 from ._result import BatchResult, BatchSummary, ResultWriter, output_format
 
 if TYPE_CHECKING:
-    from ._plan import Sources
+    from ._plan import Sources, Task
 
 __all__ = ["grade_traces"]
 
@@ -74,7 +74,7 @@ def grade_traces(
     values (tool arguments, span attributes) are replaced in the rows' reasons, as `--redact` does in
     reports; outcomes and scores are unchanged.
     """
-    from ._plan import classify_sources, forget_logs
+    from ._plan import classify_sources, forget_logs, plan_tasks
 
     if isinstance(sources, str | os.PathLike):
         sources = [sources]
@@ -99,16 +99,19 @@ def grade_traces(
     conditions = tuple(c if isinstance(c, Condition) else parse_condition(c) for c in where)
     options = Options(group_by, sample, conditions, max_spans, dialect, case_attribute, redact)
     options.bound  # noqa: B018  # validates the rate
-    plan = GradingPlan(_evaluators(spec_or_evaluators), options)
     classified = classify_sources(sources)
-    from ._local import default_workers
+    from ._local import default_workers, start_pool
 
     n = workers or default_workers()
+    tasks = plan_tasks(classified.items, n, logs=classified.logs) if engine == "local" and group_by == "trace" else None
+    if engine == "local" and n > 1 and (tasks is None or len(tasks) > 1):
+        start_pool()  # the workers' imports run while this process reads the spec
+    plan = GradingPlan(_evaluators(spec_or_evaluators), options)
     writer = ResultWriter(out, options.columns)
     summary = BatchSummary(not_evaluated, case_attribute=case_attribute)
     try:
         with _progress(progress) as advance:
-            for rows in _units(engine, classified, plan, n, spark, advance):
+            for rows in _units(engine, classified, tasks, plan, n, spark, advance):
                 writer.write(rows)
                 summary.add(rows)
     finally:
@@ -118,9 +121,16 @@ def grade_traces(
 
 
 def _units(
-    engine: Engine, sources: Sources, plan: GradingPlan, workers: int, spark: Any, advance: Callable[[str, int], None]
+    engine: Engine,
+    sources: Sources,
+    tasks: list[Task] | None,
+    plan: GradingPlan,
+    workers: int,
+    spark: Any,
+    advance: Callable[[str, int], None],
 ) -> Iterator[list[Row]]:
-    from ._plan import conversation_order, conversation_tasks, plan_tasks
+    """The rows of every unit; `tasks`: the local engine's, grouping by trace."""
+    from ._plan import conversation_order, conversation_tasks
 
     if engine == "spark":
         from ._spark import run_spark
@@ -134,11 +144,10 @@ def _units(
     def done(task: Any, units: int) -> None:
         advance(task.label(), units)
 
-    if plan.options.group_by == "conversation":
+    if tasks is None:
         units = list(run_local(conversation_tasks(sources, plan), plan, workers, done))
         yield from sorted(units, key=conversation_order)
         return
-    tasks = plan_tasks(sources.items, workers, logs=sources.logs)
     yield from run_local(tasks, plan, min(workers, len(tasks)), done)  # no pool for a single task
 
 

@@ -45,6 +45,15 @@ def _context() -> Any:
     return ctx
 
 
+def start_pool() -> None:
+    """Start the workers' fork server now: it imports what a task needs while this process goes on
+    (reading the spec); otherwise the first task waits for it."""
+    if _context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 def run_local(
     tasks: Iterable[Task], plan: GradingPlan, workers: int, done: Callable[[Task, int], None] | None = None
 ) -> Iterator[list[Row]]:

@@ -188,14 +188,20 @@ class BatchSummary:
         failed = False
         if self.case_attribute is not None and rows and rows[0][-1] is not None:
             self.cases.setdefault(str(rows[0][-1]), []).append([(str(r[3]), str(r[5])) for r in rows])
+        counts = self.counts
         for r in rows:
             key = (r[3], r[2])
             outcome = r[5]
-            self.counts.setdefault(key, Counter())[outcome] += 1
+            counted = counts.get(key)
+            if counted is None:
+                counted = counts[key] = Counter()
+            counted[outcome] += 1
             if outcome != "passed":
                 if not (outcome == "not_evaluated" and self.not_evaluated == "skip"):
                     failed = True
-                reasons = self.reasons.setdefault(key, Counter())
+                reasons = self.reasons.get(key)
+                if reasons is None:
+                    reasons = self.reasons[key] = Counter()
                 if r[7] in reasons or len(reasons) < _REASONS_KEPT:
                     reasons[r[7]] += 1
         self.units_failed += failed
