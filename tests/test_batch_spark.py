@@ -115,3 +115,27 @@ def test_spark_attaches_log_records_as_the_local_engine_does(spark: Any, tmp_pat
         on_spark = grade_traces([tmp_path], spec, engine="spark", spark=spark, group_by=group_by).rows()  # type: ignore[arg-type]
         assert on_spark == local
         assert any(r["outcome"] == "passed" for r in local if r["evaluator"] == "MaxToolCalls")
+
+
+def test_spark_and_local_group_and_order_traces_whose_ids_mix_letter_case(
+    spark: Any, sources: dict[str, Any], tmp_path: Path
+) -> None:
+    """Every other span's TraceId in upper case: each trace is still one unit, and both engines give
+    the traces in trace-id order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(sources["parquet"])
+    ids = table.column("TraceId").to_pylist()
+    mixed = [i.upper() if k % 2 else i for k, i in enumerate(ids)]
+    assert mixed != ids
+    table = table.set_column(table.schema.get_field_index("TraceId"), "TraceId", pa.array(mixed, pa.string()))
+    path = tmp_path / "mixed.parquet"
+    pq.write_table(table.take(pc.sort_indices(table, [("SpanId", "descending")])), path)  # rows out of order
+    reference = grade_traces([sources["parquet"]], SPEC, workers=1).rows()
+    local = grade_traces([path], SPEC, workers=1).rows()
+    on_spark = grade_traces([path], SPEC, engine="spark", spark=spark).rows()
+    assert on_spark == local == reference
+    traces = [r["trace_id"] for r in local[:: len(SPEC)]]
+    assert traces == sorted(traces) and len(traces) == len(set(ids))

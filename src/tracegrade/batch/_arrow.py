@@ -283,14 +283,26 @@ def table_traces(table: pa.Table, where: str) -> Iterator[list[Span]]:
     """The spans of an unsorted table, one list per trace, traces by id (spans by start time, span id).
 
     Rows are visited in sorted order through an index (sorting the table itself would copy its
-    large attribute maps, which Arrow does slowly)."""
+    large attribute maps, which Arrow does slowly). Ids are compared as the Spark engine compares
+    them: the text lowercased, then the traces by their numeric id."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if not table.num_rows:
         return
-    keys = [("TraceId", "ascending"), ("Timestamp", "ascending"), ("SpanId", "ascending")]
-    order = pc.sort_indices(table.select([k for k, _ in keys]), sort_keys=keys).to_pylist()
-    yield from iter_trace_groups([arrow_spans(table, where, order)], where)
+    ids = table.column("TraceId")
+    keyed = pa.table({
+        "t": pc.utf8_lower(ids) if pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type) else ids,
+        "ts": table.column("Timestamp"), "s": table.column("SpanId"),
+    })  # fmt: skip
+    order = pc.sort_indices(keyed, sort_keys=[("t", "ascending"), ("ts", "ascending"), ("s", "ascending")])
+    traces = list(iter_trace_groups([arrow_spans(table, where, order.to_pylist())], where))
+    traces.sort(key=_trace_id)  # stable: the text order for ids of one value (a trace split by agent run later)
+    yield from traces
+
+
+def _trace_id(spans: list[Span]) -> int:
+    return spans[0].trace_id
 
 
 def _nanos_lists(column: Any) -> list[Any]:

@@ -1,11 +1,11 @@
 """The Spark engine: the same tasks and units as the local engine, run where the tables live.
 
 OTLP files are read one per Spark task (traces are grouped per file). Span tables are read by
-Spark with the filters as Spark expressions, range-partitioned by trace id, sorted within each
-partition and graded with `mapInArrow`; grouping by conversation partitions by the conversation
-key instead. Grouping by trace, a large table is graded in trace-id ranges, one job each (the
-driver holds one range's result rows at a time). Rows come back in partition order, so they match
-the local engine's order.
+Spark with the filters as Spark expressions, hash-partitioned by trace id (no sampling pass, as a
+range partitioning would make), sorted within each partition and graded with `mapInArrow`;
+grouping by conversation partitions by the conversation key instead. Grouping by trace, a large
+table is graded in trace-id ranges, one job each (the driver holds one range's result rows at a
+time). The driver puts units in the local engine's order: by trace id within a range.
 """
 
 from __future__ import annotations
@@ -221,11 +221,15 @@ def _job(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str,
         df = df.withColumn("__key", F.coalesce(F.col("__conv"), F.concat(F.lit("\x00"), _column("TraceId"))))
         df = df.repartition(n, "__key").sortWithinPartitions("__key", *order)
     else:
-        df = df.repartitionByRange(n, _column("TraceId")).sortWithinPartitions(*order)
+        df = df.repartition(n, trace).sortWithinPartitions(trace, *order[1:])
     columns = plan.options.columns
     schema = ", ".join(f"{c} {'double' if c == 'score' else 'string'}" for c in columns) + ", __unit bigint"
     result = df.mapInArrow(_batch_grader(plan, src.path), schema)
-    yield from _regroup(_collect_arrow(result), len(columns))
+    units = _regroup(_collect_arrow(result), len(columns))
+    if conversation:  # ordered by the caller
+        yield from units
+    else:  # a trace's units are consecutive in one partition: a stable sort by trace id keeps their order
+        yield from sorted(units, key=_trace_of)
 
 
 def _batch_grader(plan: GradingPlan, where: str) -> Any:
@@ -310,6 +314,10 @@ def _collect_arrow(df: Any) -> Iterator[tuple[Any, ...]]:
     batches = to_arrow().to_batches() if to_arrow is not None else df._collect_as_arrow()
     for batch in batches:
         yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
+
+
+def _trace_of(rows: list[Row]) -> Any:
+    return rows[0][0]  # the trace_id column
 
 
 def _regroup(rows: Iterator[tuple[Any, ...]], width: int) -> Iterator[list[Row]]:
