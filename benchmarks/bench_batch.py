@@ -28,7 +28,11 @@ In-process figures (imports warm), interleaved over rounds, medians:
    on idle cores (2 / that ratio).
 4. Spark local[2] vs local[1], the Parquet job, each in a fresh process with a warm session
    (session start-up reported, not timed in the ratio). Reported like 3: whole job, and steady state
-   (less a 4-trace job on the same session).
+   (less a 4-trace job on the same session). local[N] runs N task threads, not N cores: beside the
+   task thread a local[1] job keeps the JVM's GC and JIT threads and the Python worker busy (its
+   "cores busy", machine CPU time over wall time, is recorded). So the target is judged with each
+   session's process tree pinned to N cores (`sched_setaffinity` before the JVM starts: local[1] on
+   one core, local[2] on two); the unpinned figures are reported beside it.
 5. Peak RSS (VmHWM of a fresh process each) of the end-to-end job on 1,000 and 10,000 traces.
    Target 10x/1x <= 1.5.
 6. As a user runs it: `python -m tracegrade batch FILES --spec spec.yaml --out results.parquet`
@@ -299,8 +303,13 @@ print(json.dumps({{"maxrss_mb": hwm / 1024}}))  # VmHWM: this process's peak (ru
 """
 
 SPARK = """
-import json, time, sys
+import json, os, time, sys
 sys.path.insert(0, {here!r})
+if {pin!r}:
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:{cores}])  # the JVM and Python workers inherit it
+def machine_cpu():
+    v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
 t = time.perf_counter()
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.master("local[{cores}]").config("spark.ui.enabled", "false").getOrCreate()
@@ -313,13 +322,16 @@ def job(source, out):
     return time.perf_counter() - t, r.summary.units
 first, _ = job({tiny!r}, {out!r})
 startup = time.perf_counter() - t
-times, tiny = [], []
+times, tiny, busy = [], [], []
 for _ in range({rounds} + 1):
+    c = machine_cpu()
     seconds, units = job({source!r}, {out!r})
+    busy.append((machine_cpu() - c) / seconds)
     times.append(seconds)
     tiny.append(job({tiny!r}, {out!r})[0])
-print(json.dumps({{"startup": startup, "seconds": sorted(times[1:])[len(times[1:]) // 2],
-                  "fixed": sorted(tiny[1:])[len(tiny[1:]) // 2], "units": units}}))
+mid = lambda xs: sorted(xs[1:])[len(xs[1:]) // 2]
+print(json.dumps({{"startup": startup, "seconds": mid(times), "fixed": mid(tiny), "cores_busy": mid(busy),
+                  "cores": len(os.sched_getaffinity(0)), "units": units}}))
 """
 
 JSON_SCRIPT = (
@@ -426,23 +438,30 @@ def main() -> None:
                          f"{med(w2):.2f} / {med(w1):.2f} s", ratio, ">= 1.7", ratio >= 1.7))  # fmt: skip
         if not args.no_spark:
             spark = {}
-            for cores in (1, 2):
-                spark[cores] = in_fresh_process(
-                    SPARK.format(here=here, cores=cores, rounds=rounds, source=str(parquet), tiny=str(tiny_parquet),
-                                 out=str(d / f"s{cores}.parquet"))
-                )  # fmt: skip
+            for pin in (True, False):
+                for cores in (1, 2):
+                    spark[f"{'pinned' if pin else 'unpinned'} local[{cores}]"] = in_fresh_process(
+                        SPARK.format(here=here, cores=cores, pin=pin, rounds=rounds, source=str(parquet),
+                                     tiny=str(tiny_parquet), out=str(d / f"s{cores}.parquet"))
+                    )  # fmt: skip
             results["spark"] = spark
-            if all("seconds" in v for v in spark.values()):
-                s1, s2 = spark[1], spark[2]
+            for pin in (True, False):
+                label = "pinned to 1 / 2 cores" if pin else "unpinned"
+                s1, s2 = (spark[f"{'pinned' if pin else 'unpinned'} local[{c}]"] for c in (1, 2))
+                if not all("seconds" in v for v in (s1, s2)):
+                    rows.append((f"Spark local[2] / local[1], {label}", json.dumps([s1, s2]), float("nan"), ">= 1.5",
+                                 False if pin else None))  # fmt: skip
+                    continue
                 ratio = s1["seconds"] / s2["seconds"]
-                rows.append(("Spark local[2] / local[1], whole job (warm session)",
-                             f"{n / s2['seconds']:,.0f} / {n / s1['seconds']:,.0f} traces/s", ratio, ">= 1.5", ratio >= 1.5))  # fmt: skip
+                rows.append((f"Spark local[2] / local[1], {label}, whole job (warm session)",
+                             f"{n / s2['seconds']:,.0f} / {n / s1['seconds']:,.0f} traces/s; cores busy "
+                             f"{s2['cores_busy']:.2f} / {s1['cores_busy']:.2f}", ratio, ">= 1.5" if pin else "(info)",
+                             ratio >= 1.5 if pin else None))  # fmt: skip
                 ratio = (s1["seconds"] - s1["fixed"]) / (s2["seconds"] - s2["fixed"])
-                rows.append(("Spark local[2] / local[1], steady state",
+                rows.append((f"Spark local[2] / local[1], {label}, steady state",
                              f"per-job fixed cost {s2['fixed']:.2f} s / {s1['fixed']:.2f} s; session start-up "
-                             f"{s2['startup']:.1f} s / {s1['startup']:.1f} s", ratio, ">= 1.5", ratio >= 1.5))  # fmt: skip
-            else:
-                rows.append(("Spark local[2] / local[1]", json.dumps(spark), float("nan"), ">= 1.5", False))
+                             f"{s2['startup']:.1f} s / {s1['startup']:.1f} s", ratio, ">= 1.5" if pin else "(info)",
+                             ratio >= 1.5 if pin else None))  # fmt: skip
         if not args.no_memory:
             files1, _ = write_inputs(clone(run, 1000, seed=8), d / "m1")
             files10, _ = write_inputs(clone(run, 10_000, seed=8), d / "m10")
@@ -464,7 +483,7 @@ def main() -> None:
     )
     print("| target | figures | ratio | goal | |\n|---|---|---|---|---|")
     for name, figures, ratio, goal, met in rows:
-        print(f"| {name} | {figures} | {ratio:.2f} | {goal} | {'ok' if met else 'FAIL'} |")
+        print(f"| {name} | {figures} | {ratio:.2f} | {goal} | {'' if met is None else 'ok' if met else 'FAIL'} |")
     print("\n| stage (one core) | us / trace |\n|---|---|")
     for name, us in results["stages_us_per_trace"].items():
         print(f"| {name} | {us:.1f} |")
