@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .agentic import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness, TrajectoryMatch
 from .base import BaseEvaluator, Evaluator, ScopedEvaluator
 from .cost import MaxCost
@@ -15,25 +16,6 @@ from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
 
 if TYPE_CHECKING:
     from .judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge
-
-_JUDGES = ("JudgeEvaluator", "ToolCallArgsJudgeEvaluator", "TrajectoryJudge")
-
-
-def __getattr__(name: str) -> Any:
-    """The judges load on first use: their verdict models are pydantic models, whose first
-    definition in a process loads every installed pydantic plugin (Logfire's imports most of Logfire),
-    a cost a process that grades without a judge (a batch worker) need not pay."""
-    if name in _JUDGES:
-        from . import judge
-
-        value = getattr(judge, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
 
 __all__ = [
     "ArgumentCorrectness",
@@ -57,3 +39,11 @@ __all__ = [
     "TrajectoryJudge",
     "TrajectoryMatch",
 ]
+
+# The judges load on first use: their verdict models are pydantic models, and the first one defined in
+# a process loads every installed pydantic plugin (Logfire's imports most of Logfire), a cost a process
+# that grades without a judge (a batch worker) need not pay.
+_LAZY = {name: ".judge" for name in ("JudgeEvaluator", "ToolCallArgsJudgeEvaluator", "TrajectoryJudge")}
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY, __all__)
