@@ -115,3 +115,59 @@ def test_other_instrumentations_inside_a_traceloop_workflow_are_read_as_genai() 
     ]
     assert [(r.name, r.dialect) for r in traj.agent_runs] == [("strands", "genai")]
     assert [r.input_tokens for r in traj.model_requests] == [4]
+
+
+def _llamaindex_step(tool: str, args: str, output: dict[str, Any] | None) -> Node:
+    """A FunctionAgent `call_tool` step as OpenLLMetry's LlamaIndex instrumentation records it (attributes
+    copied from fixtures/frameworks/llamaindex--openllmetry--content-on), with the tool's own
+    `FunctionTool.task` span beneath it when the tool returned (the span of a tool that raised is never ended)."""
+    attrs = {"traceloop.span.kind": "task", "traceloop.entity.name": "BaseWorkflowAgent.task",
+             "tool.name": tool, "tool.arguments": args}  # fmt: skip
+    children = []
+    if output is not None:
+        attrs["traceloop.entity.output"] = json.dumps(output)
+        tool_output = output["tool_output"]
+        if not tool_output["is_error"]:
+            inner = {"traceloop.span.kind": "task", "traceloop.entity.name": "FunctionTool.task",
+                     "traceloop.entity.input": json.dumps({"kwargs": json.loads(args)}),
+                     "traceloop.entity.output": json.dumps(tool_output)}  # fmt: skip
+            children.append(Node(SpanSpec("FunctionTool.task", inner)))
+    return Node(SpanSpec("BaseWorkflowAgent.task", attrs), children)
+
+
+def _step_output(tool: str, kwargs: dict[str, Any], call_id: str, text: str, is_error: bool) -> dict[str, Any]:
+    raw_input = kwargs if is_error else {"args": [], "kwargs": kwargs}
+    return {"tool_name": tool, "tool_kwargs": kwargs, "tool_id": call_id,
+            "tool_output": {"blocks": [{"block_type": "text", "text": text}], "tool_name": tool,
+                            "raw_input": raw_input, "raw_output": text, "is_error": is_error},
+            "return_direct": False}  # fmt: skip
+
+
+@pytest.mark.parametrize("content", [True, False], ids=["content-on", "content-off"])
+def test_openllmetry_llamaindex_tool_steps_are_the_tool_calls(content: bool) -> None:
+    steps = [
+        ("get_order", {"order_id": 1234}, "call_o1", "order 1234: shipped", False),
+        ("search_kb", {"query": "refund policy"}, "call_s1", "knowledge base unavailable", True),
+        ("search_kb", {"query": "refund policy"}, "call_s2", "Refunds take 5 days.", False),
+    ]
+    nodes = [
+        _llamaindex_step(tool, json.dumps(kwargs), _step_output(tool, kwargs, call_id, text, err) if content else None)
+        for tool, kwargs, call_id, text, err in steps
+    ]
+    workflow = {"traceloop.span.kind": "workflow", "traceloop.entity.name": "FunctionAgent.workflow"}
+    root = Node(SpanSpec("FunctionAgent.workflow", workflow), nodes)
+    tree = spans_of(root, scope="opentelemetry.instrumentation.llamaindex")
+    got = [(c.name, c.args, c.call_id, c.status, c.error, c.result) for c in calls(tree)]
+    if content:  # the step's output holds the call id, the result and whether the tool raised
+        assert got == [
+            ("get_order", {"order_id": 1234}, "call_o1", "ok", None, "order 1234: shipped"),
+            ("search_kb", {"query": "refund policy"}, "call_s1", "error", "knowledge base unavailable",
+             "knowledge base unavailable"),
+            ("search_kb", {"query": "refund policy"}, "call_s2", "ok", None, "Refunds take 5 days."),
+        ]  # fmt: skip
+        assert [c.call_id for c in extract(tree).tool_calls] == ["call_o1", "call_s2"]
+    else:  # names and arguments only: the failure is not recorded, so it is not invented
+        assert got == [(tool, kwargs, None, "ok", None, None) for tool, kwargs, *_ in steps]
+    [right, wrong] = grade(tree, [ArgumentCorrectness("get_order", {"order_id": 1234}),
+                                  ArgumentCorrectness("get_order", {"order_id": 9999})])  # fmt: skip
+    assert (right.outcome, wrong.outcome) == ("passed", "failed")

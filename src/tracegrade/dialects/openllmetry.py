@@ -8,6 +8,12 @@ are `inputs`. LLM spans (`openai.chat`, ...) are told by `llm.request.type` (leg
 `gen_ai.operation.name`. `gen_ai.agent.name` is propagated to every span inside an `@agent`, so it never
 makes an agent span; spans without `traceloop.span.kind` (other instrumentations running inside a Traceloop
 workflow, which get `traceloop.workflow.name`) are read with the GenAI conventions.
+
+The LlamaIndex instrumentation has no `tool` spans: it writes `tool.name` and `tool.arguments` (JSON, recorded
+even with content off) onto the `task` span of the step that calls the tool (`BaseWorkflowAgent.task` for
+a workflow agent's `call_tool`), and that span is the tool call. With content on its `traceloop.entity.output`
+is the step's `{"tool_id", "tool_output": {"raw_output", "is_error", ...}, ...}`: the call id, the result, and
+whether the tool raised (`is_error`; the tool's own span is never ended then, so no span has error status).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ MESSAGE_SHAPES = ("openllmetry", "otel")
 KIND = "traceloop.span.kind"
 ENTITY_INPUT = "traceloop.entity.input"
 ENTITY_OUTPUT = "traceloop.entity.output"
+TOOL_NAME = "tool.name"
 _LLM_REQUEST_TYPES = frozenset({"chat", "completion"})
 _LLM_NAME_SUFFIXES = (".chat", ".completion", ".response")
 
@@ -61,7 +68,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
         return genai.agent_run(node) or genai.tool_call(node) or model_request(node) or True
     if kind == "agent":
         return agent_run(node) or model_request(node) or True
-    if kind == "tool":
+    if kind == "tool" or (kind == "task" and TOOL_NAME in node.attributes):
         return tool_call(node) or model_request(node) or True
     return model_request(node) or True
 
@@ -89,6 +96,8 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     kind = attrs.get(KIND)
     if kind is None:
         return genai.tool_call(node)
+    if kind == "task":
+        return _step_tool_call(node)
     if kind != "tool":
         return None
     tool = first_str(attrs, "traceloop.entity.name", "gen_ai.tool.name") or node.name.removesuffix(".tool")
@@ -105,6 +114,27 @@ def tool_call(node: SpanNode) -> ToolCall | None:
         result = attrs.get("gen_ai.tool.call.result")
     if result is not None:
         call.result = _unwrap_output(_decode(result))
+    set_failure(call, node)
+    return call
+
+
+def _step_tool_call(node: SpanNode) -> ToolCall | None:
+    """The LlamaIndex `task` span that records `tool.name`: the step that called the tool."""
+    attrs = node.attributes
+    tool = attrs.get(TOOL_NAME)
+    if not isinstance(tool, str):
+        return None
+    call = new_tool_call(tool, attrs.get("tool.arguments"), node, name)
+    output = _decode(attrs.get(ENTITY_OUTPUT))
+    if isinstance(output, dict):
+        if isinstance(call_id := output.get("tool_id"), str) and call_id:
+            call.call_id = call_id
+        tool_output = output.get("tool_output")
+        if isinstance(tool_output, dict):
+            call.result = tool_output.get("raw_output", tool_output)
+            if tool_output.get("is_error") is True:
+                call.status = "error"
+                call.error = str(call.result)
     set_failure(call, node)
     return call
 
