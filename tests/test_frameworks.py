@@ -35,6 +35,8 @@ ENTRIES = sorted((CORPUS / "entries").glob("*.json"))
 
 # Where a tool's failure is reported by the framework inside the tool's result (Google ADK's retry plugin)
 _TOOL_RESULT_KEYS = frozenset({"output.value", "gen_ai.tool.call.result", "gcp.vertex.agent.tool_response"})
+# Where OpenLLMetry's LlamaIndex instrumentation records a tool step's output, `"is_error": true` when the tool raised
+_STEP_OUTPUT = "traceloop.entity.output"
 
 # Telemetry that does not record how many model requests were made, by run-name prefix (what the
 # instrumentation does instead); a request budget must be not_evaluated there.
@@ -97,7 +99,10 @@ def evidence(run: str) -> Evidence:
     names = all(c["name"] in span_names or f"={c['name']}\n" in pairs or (c["call_id"] and c["call_id"] in blob) for c in calls)
     arguments = all(any(f in blob for f in forms) for c in calls for forms in _argument_forms(c["args"]))
     failures = any(s.get("status", {}).get("code") in (2, "STATUS_CODE_ERROR") for s in spans) or any(
-        a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]) for s in spans for a in s.get("attributes", [])
+        (a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]))
+        or (a["key"] == _STEP_OUTPUT and '"is_error": true' in a["value"].get("stringValue", ""))
+        for s in spans
+        for a in s.get("attributes", [])
     )
     return Evidence(names=names, arguments=arguments, failures=failures)
 
