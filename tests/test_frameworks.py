@@ -46,14 +46,23 @@ REQUESTS_NOT_RECORDED = {
 }
 
 
+# Attributes that hold a framework object's Python `repr()`, not a telemetry convention: the oracle does not
+# read them, and neither does tracegrade (a repr's format is the framework's private business). OpenLLMetry's
+# CrewAI instrumentation writes `str(result.tasks_output)` — the whole conversation, tool calls with their
+# arguments and ids included — whatever TRACELOOP_TRACE_CONTENT says.
+PYTHON_REPRS = frozenset({"crewai.crew.tasks_output"})
+
+
 def _entry(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())  # type: ignore[no-any-return]
 
 
 def _strings(value: Any) -> Iterator[str]:
     """Every string of an OTLP JSON document, and `key=value` for every key/value pair with a scalar value
-    (span and log attributes, kvlist members of log bodies)."""
+    (span and log attributes, kvlist members of log bodies); attributes named in `PYTHON_REPRS` are skipped."""
     if isinstance(value, dict):
+        if value.get("key") in PYTHON_REPRS:
+            return
         if "stringValue" in value:
             yield value["stringValue"]
         if isinstance(value.get("key"), str) and isinstance(inner := value.get("value"), dict):
