@@ -5,6 +5,7 @@ instrumentations inside a Traceloop workflow, an explicit choice on a LangChain 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,10 @@ from tracegrade.dialects import extract
 from tracegrade.evaluators import (
     ArgumentCorrectness,
 )
+from tracegrade.ingest import read_spans
+from tracegrade.tree import SpanTree
+
+FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
 
 
 def test_explicit_openllmetry_reads_a_langchain_trace() -> None:
@@ -87,6 +92,43 @@ def test_openllmetry_workflow_task_and_propagated_agent_name_are_not_steps() -> 
     assert [(r.model, r.input_tokens, r.output_tokens, r.agent) for r in traj.model_requests] == [
         ("gpt-4o", 3, 1, None)
     ]
+
+
+# The CrewAI instrumentor's spans as recorded in fixtures/frameworks/crewai--openllmetry--content-on (ids and
+# the crew/agent/task detail attributes left out): kickoff, task and agent all say `invoke_agent`.
+_CREW = {"gen_ai.provider.name": "crewai", "gen_ai.operation.name": "invoke_agent"}
+_TASK = "What is the status of order 1234, the weather in Paris, and the refund policy?"
+
+
+def test_a_traceloop_task_or_workflow_span_with_an_agent_operation_is_no_agent_run() -> None:
+    chat = leaf("openai.chat", {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                                "gen_ai.request.model": "gpt-4o"})  # fmt: skip
+    agent = {"traceloop.span.kind": "agent", "gen_ai.agent.name": "support", "crewai.agent.role": "support", **_CREW}
+    task = {"traceloop.span.kind": "task", "crewai.task.description": _TASK,
+            "traceloop.entity.output": "Order 1234 has shipped.", **_CREW}  # fmt: skip
+    crew = Node(SpanSpec("crewai.workflow", _CREW),
+                [Node(SpanSpec(f"{_TASK}.task", task), [Node(SpanSpec("support.agent", agent), [chat])])])  # fmt: skip
+    traj = extract(spans_of(crew))
+    # the kickoff span has no traceloop.span.kind: its own `invoke_agent` makes it a (nameless) GenAI run
+    assert [(r.name, r.dialect, r.span.name if r.span else None) for r in traj.agent_runs] == [
+        (None, "genai", "crewai.workflow"),
+        ("support", "openllmetry", "support.agent"),
+    ]
+    assert [(r.agent, r.model) for r in traj.model_requests] == [("support", "gpt-4o")]
+
+
+@pytest.mark.parametrize(
+    ("run", "expected"),
+    [
+        ("crewai--openllmetry--content-on", [(None, "crewai.workflow"), ("support", "support.agent")]),
+        ("langgraph--openllmetry--content-on", [("support", "invoke_agent support")]),  # not also support.workflow
+    ],
+)
+def test_recorded_openllmetry_workflow_and_task_spans_are_no_agent_runs(run: str, expected: list[Any]) -> None:
+    traj = extract(SpanTree.from_spans(read_spans(FRAMEWORKS / f"{run}.traces.json")))
+    assert [(r.name, r.span.name if r.span else None) for r in traj.agent_runs] == expected
+    assert {c.agent for c in traj.all_calls} == {"support"} and len(traj.all_calls) == 4
+    assert {r.agent for r in traj.model_requests} == {"support"}
 
 
 def test_openllmetry_agent_span_name_and_final_output() -> None:

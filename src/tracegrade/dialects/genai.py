@@ -18,7 +18,8 @@ refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `H
 `dialects.extract`.
 
 Vendor shapes: Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
-`gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result.
+`gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
+a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ REDACTED = frozenset({"[REDACTED]", "__REDACTED__", "<redacted>"})
 """Values instrumentations write in place of content they were told not to record."""
 ADK_SCOPE = "gcp.vertex.agent"
 _ADK_ARGS, _ADK_RESULT = "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"
+TRACELOOP_KIND = "traceloop.span.kind"
+NOT_RUNS = frozenset({"workflow", "task"})
+"""`traceloop.span.kind` values that are no agent run even with an agent-run operation (OpenLLMetry's CrewAI
+instrumentation writes `invoke_agent` on its task span, its LangChain one on the graph's workflow span)."""
 _NAME_PREFIXES = (
     "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn", "chat", "generate_content",
     "text_completion", "call_llm",
@@ -85,7 +90,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
     if op in MODEL_OPERATIONS:
         return _model_request(node)
     if op in RUN_OPERATIONS:
-        return _agent_run(node, op)
+        return _agent_run(node, op) or True
     return handoff(node) or True
 
 
@@ -114,9 +119,12 @@ def agent_run(node: SpanNode) -> AgentRun | None:
     return _agent_run(node, op)
 
 
-def _agent_run(node: SpanNode, op: str) -> AgentRun:
-    """`agent_run` of a span whose operation is `op`, one of `RUN_OPERATIONS`."""
+def _agent_run(node: SpanNode, op: str) -> AgentRun | None:
+    """`agent_run` of a span whose operation is `op`, one of `RUN_OPERATIONS`; none for a span Traceloop
+    marks as a workflow or task (`NOT_RUNS`)."""
     attrs = node.attributes
+    if attrs.get(TRACELOOP_KIND) in NOT_RUNS:
+        return None
     return AgentRun(
         name=first_str(attrs, "gen_ai.agent.name", "gen_ai.workflow.name") or _name_suffix(node),
         run_id=first_str(attrs, "gen_ai.agent.id"),
