@@ -229,14 +229,14 @@ _FRAMEWORK_PACKAGE = {
     "openai": "openai", "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai-slim",
     "smolagents": "smolagents", "strands": "strands-agents", "vercel-ai": "ai",
 }  # fmt: skip
-_LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (openai-v2)",
+_LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
           "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire"}  # fmt: skip
 
 
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
     packages, kind = entry["packages"], entry["instrumentor"]
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
-              "otel-genai": "opentelemetry-instrumentation-openai-v2", "logfire": "logfire"}.get(kind)  # fmt: skip
+              "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire"}.get(kind)  # fmt: skip
     if prefix is None:
         return None
     framework = entry["framework"].split("-")[0]
