@@ -5,6 +5,10 @@ span; Pydantic AI spans read as GenAI. The 2026 conventions are in `test_dialect
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
+from opentelemetry.trace import SpanKind
 
 from _dialect_spans import (
     Node,
@@ -17,6 +21,10 @@ from _dialect_spans import (
     spans_of,
 )
 from tracegrade.dialects import extract
+from tracegrade.ingest import read_spans
+from tracegrade.tree import SpanTree
+
+FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
 
 
 def test_pydantic_ai_spans_read_as_genai_keep_names_args_and_failures() -> None:
@@ -98,3 +106,57 @@ def test_google_adk_merged_summary_span_is_not_a_call() -> None:
     )
     traj = extract(spans_of(*parallel, merged))
     assert traj.tool_names == ["a", "b"]
+
+
+# opentelemetry-instrumentation-openai-agents-v2 0.1.0 as recorded in fixtures/frameworks/openai-agents--otel-genai--*
+# (server.* and the tool's content attributes left out): the SDK trace is a SERVER span named after the workflow
+# with `invoke_agent` and no agent name; every span but the agent's carries the instrumentor's placeholder agent.
+_OAA_SCOPE = "opentelemetry.instrumentation.openai_agents"
+_OAA = {"gen_ai.provider.name": "openai", "gen_ai.system": "openai"}
+_LABEL = {"gen_ai.agent.name": "OpenAI Agent", "gen_ai.agent.id": "agent",
+          "gen_ai.agent.description": "OpenAI Agents instrumentation"}  # fmt: skip
+
+
+def _openai_agents_v2_trace(scope: str) -> SpanTree:
+    tool = {**_OAA, **_LABEL, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+            "gen_ai.tool.type": "function", "gen_ai.tool.call.arguments": '{"city": "Paris"}'}  # fmt: skip
+    chat = {**_OAA, **_LABEL, "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}
+    turn = Node(SpanSpec("unknown", {**_LABEL, "gen_ai.operation.name": "unknown"}), [
+        Node(SpanSpec("chat gpt-4o", chat, SpanKind.CLIENT)), Node(SpanSpec("execute_tool get_weather", tool)),
+    ])  # fmt: skip
+    agent = {**_OAA, **_LABEL, "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
+    root = Node(SpanSpec("support workflow", {**_OAA, "gen_ai.operation.name": "invoke_agent"}, SpanKind.SERVER), [
+        Node(SpanSpec("unknown", {**_LABEL, "gen_ai.operation.name": "unknown"}), [
+            Node(SpanSpec("invoke_agent support", agent, SpanKind.CLIENT), [turn]),
+        ]),
+    ])  # fmt: skip
+    return spans_of(root, scope=scope)
+
+
+def test_contrib_openai_agents_placeholder_agent_name_does_not_name_the_calls_agent() -> None:
+    traj = extract(_openai_agents_v2_trace(_OAA_SCOPE))
+    # the workflow span is a run anchor, but "support workflow" is no `invoke_agent {name}`: it names no agent
+    assert [(r.name, r.span.name if r.span else None) for r in traj.agent_runs] == [
+        (None, "support workflow"), ("support", "invoke_agent support"),
+    ]  # fmt: skip
+    assert [(c.name, c.agent) for c in traj.all_calls] == [("get_weather", "support")]
+    assert [r.agent for r in traj.model_requests] == ["support"]
+    assert traj.scope(agent="support").tool_names == ["get_weather"]
+
+
+def test_agent_name_on_a_tool_span_still_wins_over_ancestry_for_other_instrumentations() -> None:
+    traj = extract(_openai_agents_v2_trace("some.other.instrumentation"))
+    assert [(c.name, c.agent) for c in traj.all_calls] == [("get_weather", "OpenAI Agent")]
+
+
+@pytest.mark.parametrize("variant", ["content-on", "content-off", "content-on--stream", "content-off--responses"])
+def test_recorded_contrib_openai_agents_runs_attribute_every_call_to_the_agent_run(variant: str) -> None:
+    path = FRAMEWORKS / f"openai-agents--otel-genai--{variant}.traces.json"
+    traj = extract(SpanTree.from_spans(read_spans(path)))
+    assert [(r.name, r.span.name if r.span else None) for r in traj.agent_runs] == [
+        (None, "support workflow"), ("support", "invoke_agent support"),
+    ]  # fmt: skip
+    assert [(c.name, c.agent) for c in traj.all_calls] == [
+        ("get_weather", "support"), ("get_order", "support"), ("search_kb", "support"), ("search_kb", "support"),
+    ]  # fmt: skip
+    assert {r.agent for r in traj.model_requests} == {"support"} and len(traj.model_requests) == 4

@@ -163,7 +163,9 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                 if type(outer) is ToolCall and _same_call(outer, call):
                     _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
                 else:
-                    if call.dialect == genai_name or attrs.get(operation) == "execute_tool":
+                    if (call.dialect == genai_name or attrs.get(operation) == "execute_tool") and (
+                        run is None or node.scope_name not in genai.LABEL_AGENT_SCOPES
+                    ):
                         agent = attrs.get("gen_ai.agent.name")  # on execute_tool: the agent that ran the call
                         if type(agent) is str and agent:
                             call.agent = agent

@@ -19,7 +19,10 @@ refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `H
 
 Vendor shapes: Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
-a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation.
+a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation;
+the contrib OpenAI Agents instrumentation's placeholder `gen_ai.agent.name` (`LABEL_AGENT_SCOPES`). A run span
+named otherwise than `{operation} {name}` (an SDK trace span named after its workflow) has no name unless an
+attribute gives one.
 """
 
 from __future__ import annotations
@@ -63,6 +66,10 @@ TRACELOOP_KIND = "traceloop.span.kind"
 NOT_RUNS = frozenset({"workflow", "task"})
 """`traceloop.span.kind` values that are no agent run even with an agent-run operation (OpenLLMetry's CrewAI
 instrumentation writes `invoke_agent` on its task span, its LangChain one on the graph's workflow span)."""
+LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
+"""Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
+(opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
+not the agent that ran the call: there the enclosing agent run names it."""
 _NAME_PREFIXES = (
     "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn", "chat", "generate_content",
     "text_completion", "call_llm",
@@ -126,7 +133,8 @@ def _agent_run(node: SpanNode, op: str) -> AgentRun | None:
     if attrs.get(TRACELOOP_KIND) in NOT_RUNS:
         return None
     return AgentRun(
-        name=first_str(attrs, "gen_ai.agent.name", "gen_ai.workflow.name") or _name_suffix(node),
+        name=first_str(attrs, "gen_ai.agent.name", "gen_ai.workflow.name")
+        or (_name_suffix(node) if node.name.partition(" ")[0] in RUN_OPERATIONS else None),
         run_id=first_str(attrs, "gen_ai.agent.id"),
         input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
         output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
