@@ -95,3 +95,31 @@ def test_openinference_chain_and_other_kinds_are_not_steps() -> None:
     traj = extract(tree)
     assert traj.tool_names == ["FinalAnswerTool"]  # no tool.name: the span name
     assert traj.model_requests == [] and traj.agent_runs == []
+
+
+@pytest.mark.parametrize(
+    ("span_name", "attrs", "scope", "agent"),
+    [
+        ("support._execute_core", {"graph.node.id": "support"}, "openinference.instrumentation.crewai", "support"),
+        ("support.on_messages_stream", {"graph.node.id": "support"}, "openinference.instrumentation.autogen_agentchat",
+         "support"),
+        ("support.run", {}, "openinference.instrumentation.smolagents", "support"),  # span named `{agent}.run`
+        ("support.run", {}, "another.instrumentation", "support.run"),  # only smolagents' names mean that
+        ("invoke_agent support", {"agent.name": "triage", "graph.node.id": "node-1"}, "test", "triage"),
+    ],
+    ids=["crewai", "autogen", "smolagents", "other-scope", "agent.name-first"],
+)
+def test_openinference_agent_runs_are_named_after_the_agent_not_the_method(
+    span_name: str, attrs: dict[str, Any], scope: str, agent: str
+) -> None:
+    """CrewAI and AutoGen name an AGENT span after the method and record the agent in `graph.node.id`;
+    smolagents names it `{agent}.run`. The calls inside are credited to the agent, so a check scoped to
+    it finds them."""
+    run = Node(SpanSpec(span_name, {"openinference.span.kind": "AGENT", **attrs}),
+               [oi_tool("get_order", {"input.value": '{"order_id": 1234}'})])  # fmt: skip
+    tree = spans_of(run, scope=scope)
+    traj = extract(tree)
+    assert [r.name for r in traj.agent_runs] == [agent]
+    assert [c.agent for c in traj.tool_calls] == [agent]
+    [scoped] = grade(tree, [ToolCorrectness(expected_tools=["get_order"], agent=agent)])
+    assert scoped.outcome == "passed", scoped.reasoning

@@ -175,6 +175,23 @@ def test_tool_checks_grade_right(run: str) -> None:
 
 
 @pytest.mark.parametrize("run", RUNS)
+def test_calls_are_credited_to_the_agent_that_made_them(run: str) -> None:
+    """A call inside an agent run is credited to the agent by the name the framework gave it (the truth's
+    agent), never to a span's method name or an instrumentor's label; a check scoped to that agent grades as
+    the unscoped one does, or is not_evaluated when the telemetry puts no call inside a run of that agent."""
+    entry, ev, traj = _entry(CORPUS / "entries" / f"{run}.json"), evidence(run), trajectory(run)
+    agent = entry["truth"]["agent"]
+    if agent is None or run in CONTENT_IN_LOGS:  # no agent in the scenario's setup / no call attributable
+        return
+    credited = {c.agent for c in traj.all_calls} - {None}
+    assert credited <= {agent}, credited
+    sequence = _expected_sequence(entry, ev)
+    scoped, whole = grade(traj, [ToolCorrectness(expected_tools=sequence, agent=agent),
+                                 ToolCorrectness(expected_tools=sequence)])  # fmt: skip
+    assert scoped.outcome == (whole.outcome if credited else "not_evaluated"), scoped.reasoning
+
+
+@pytest.mark.parametrize("run", RUNS)
 def test_argument_checks_grade_right(run: str) -> None:
     ev, traj = evidence(run), trajectory(run)
     got = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234}), ArgumentCorrectness("get_order", {"order_id": 9999}),

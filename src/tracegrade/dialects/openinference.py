@@ -6,7 +6,9 @@ an agent run; `CHAIN`, `RETRIEVER` and the other kinds are not steps. A `TOOL` s
 not a tool call. `llm.cost.*` is the request's `Cost`, in USD. Tool arguments come from
 `input.value`, else from `tool.parameters` unless that holds the tool's JSON schema (OpenAI Agents,
 smolagents and CrewAI put the schema there; the Pydantic AI and Google ADK instrumentations the arguments).
-`"__REDACTED__"` (the `OPENINFERENCE_HIDE_*` settings) means not recorded. Status OK is a normal success.
+`"__REDACTED__"` (the `OPENINFERENCE_HIDE_*` settings) means not recorded. An agent run is named by
+`agent.name`, else `graph.node.name` / `graph.node.id` (CrewAI and AutoGen record the agent's role or name
+there, and name the span after the method, `support._execute_core`), else by its span name. Status OK is a normal success.
 Spans that also carry `gen_ai.*` (the Pydantic AI processor, ADK) fall back to those attributes.
 """
 
@@ -38,6 +40,7 @@ LlamaIndex's `{"kwargs"}`, LangGraph's bare string): `dialects.extract` prefers 
 KIND = "openinference.span.kind"
 REDACTED = "__REDACTED__"
 _ADK_SCOPE = "openinference.instrumentation.google_adk"
+_SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
 _NOT_A_REQUEST = "._prepare_chat_with_tools"  # LlamaIndex: LLM-kind span that only builds the request
 COST_TOTAL, COST_PROMPT, COST_COMPLETION = "llm.cost.total", "llm.cost.prompt", "llm.cost.completion"
 HANDOFF_NAME = "handoff"
@@ -72,7 +75,8 @@ def agent_run(node: SpanNode) -> AgentRun | None:
     if attrs.get(KIND) != "AGENT":
         return None
     return AgentRun(
-        name=first_str(attrs, "agent.name", "gen_ai.agent.name") or node.name.removeprefix("invoke_agent "),
+        name=first_str(attrs, "agent.name", "gen_ai.agent.name", "graph.node.name", "graph.node.id")
+        or _agent_of_span_name(node),
         run_id=first_str(attrs, "gen_ai.agent.call.id"),
         final_output=_content(attrs, "output.value"),
         input_tokens=first_int(attrs, "llm.token_count.prompt", "gen_ai.aggregated_usage.input_tokens"),
@@ -80,6 +84,15 @@ def agent_run(node: SpanNode) -> AgentRun | None:
         span=node,
         dialect=name,
     )
+
+
+def _agent_of_span_name(node: SpanNode) -> str:
+    """An AGENT span's agent when no attribute names it: smolagents' instrumentation names the span
+    `{agent name}.run`; the others `invoke_agent {agent}` or the agent itself."""
+    span_name = node.name
+    if span_name.endswith(".run") and node.scope_name == _SMOLAGENTS_SCOPE:
+        return span_name.removesuffix(".run")
+    return span_name.removeprefix("invoke_agent ")
 
 
 def _is_handoff(node: SpanNode, attrs: Mapping[str, Any]) -> bool:
