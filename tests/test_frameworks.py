@@ -258,7 +258,8 @@ def _instrumentor_package(entry: dict[str, Any]) -> str | None:
         return None
     framework = entry["framework"].split("-")[0]
     found = sorted(p for p in packages if p.startswith(prefix) and p != "opentelemetry-instrumentation-threading")
-    best = [p for p in found if framework[:5] in p.replace("llama-index", "llamaindex")] or found
+    best = ([p for p in found if p.endswith("-" + entry["framework"])]  # openai-agents: not plain -openai
+            or [p for p in found if framework[:5] in p.replace("llama-index", "llamaindex")] or found)
     return f"{best[0]} {packages[best[0]]}" if best else None
 
 
