@@ -21,9 +21,10 @@ from _dialect_spans import (
     spans_of,
 )
 from tracegrade import grade
-from tracegrade.dialects import extract
+from tracegrade.dialects import extract, openllmetry
 from tracegrade.evaluators import (
     ArgumentCorrectness,
+    ToolCorrectness,
 )
 from tracegrade.ingest import read_spans
 from tracegrade.tree import SpanTree
@@ -213,3 +214,48 @@ def test_openllmetry_llamaindex_tool_steps_are_the_tool_calls(content: bool) -> 
     [right, wrong] = grade(tree, [ArgumentCorrectness("get_order", {"order_id": 1234}),
                                   ArgumentCorrectness("get_order", {"order_id": 9999})])  # fmt: skip
     assert (right.outcome, wrong.outcome) == ("passed", "failed")
+
+
+# A triage agent handing off to a billing agent under OpenLLMetry's OpenAI Agents instrumentation (0.62.4, with
+# -openai; openai-agents 0.24, TRACELOOP_TRACE_CONTENT=false), attributes as recorded: the handoff span starts
+# before the SDK knows its target, so it is named `triage → unknown.handoff` and holds no
+# `gen_ai.handoff.to_agent`; the target is recorded only when the instrumentation gets it at the start.
+_OA = {"gen_ai.provider.name": "openai"}
+
+
+def _oa_agent(name: str, *children: Node) -> Node:
+    attrs = {"traceloop.span.kind": "agent", "gen_ai.agent.name": name, "gen_ai.operation.name": "invoke_agent"}
+    return Node(SpanSpec(f"{name}.agent", attrs | _OA), children)
+
+
+def _oa_request(finish_reason: str) -> Node:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o",
+            "gen_ai.response.finish_reasons": (finish_reason,), **_OA}  # fmt: skip
+    response = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", **_OA}
+    return Node(SpanSpec("openai.response", response), [leaf("openai.chat", chat)])
+
+
+@pytest.mark.parametrize("to_agent", [None, "billing"], ids=["target-unrecorded", "target-recorded"])
+def test_an_openai_agents_handoff_span_is_a_handoff_and_an_unrecorded_target_is_not_guessed(
+    to_agent: str | None,
+) -> None:
+    hand = {"traceloop.span.kind": "handoff", "gen_ai.operation.name": "handoff",
+            "gen_ai.handoff.from_agent": "triage", "gen_ai.agent.name": "triage", **_OA}  # fmt: skip
+    if to_agent is not None:
+        hand["gen_ai.handoff.to_agent"] = to_agent
+    handoff_span = Node(SpanSpec(f"triage → {to_agent or 'unknown'}.handoff", hand))
+    workflow = {"traceloop.span.kind": "workflow", "traceloop.workflow.name": "Agent Workflow", **_OA}
+    root = Node(SpanSpec("Agent Workflow", workflow),
+                [_oa_agent("triage", _oa_request("tool_call"), handoff_span), _oa_agent("billing", _oa_request("stop"))])  # fmt: skip
+    tree = spans_of(root, scope="opentelemetry.instrumentation.openai_agents")
+    traj = extract(tree)
+    assert [(h.source, h.target, h.agent, h.dialect) for h in traj.handoffs] == [
+        ("triage", to_agent, "triage", "openllmetry")
+    ]
+    node = next(n for n in tree if n.name.endswith(".handoff"))
+    assert openllmetry.classify(node) == openllmetry.handoff(node)
+    assert [r.name for r in traj.agent_runs] == ["triage", "billing"] and len(traj.model_requests) == 2
+    # the transfer is no tool call, and its span shows tool spans are recorded: no tool was called
+    assert traj.all_calls == [] and traj.missing == {}
+    [none_called] = grade(traj, [ToolCorrectness(expected_tools=[])])
+    assert none_called.outcome == "passed", none_called.reasoning

@@ -14,13 +14,17 @@ even with content off) onto the `task` span of the step that calls the tool (`Ba
 a workflow agent's `call_tool`), and that span is the tool call. With content on its `traceloop.entity.output`
 is the step's `{"tool_id", "tool_output": {"raw_output", "is_error", ...}, ...}`: the call id, the result, and
 whether the tool raised (`is_error`; the tool's own span is never ended then, so no span has error status).
+
+The OpenAI Agents instrumentation records a handoff as a `traceloop.span.kind=handoff` span with
+`gen_ai.handoff.from_agent` and, when the SDK knows it as the span starts, `gen_ai.handoff.to_agent`
+(openai-agents 0.24 does not: the span is named `<from> → unknown.handoff` and the target is recorded nowhere).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import AgentRun, ModelRequest, ToolCall, parse_args
+from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, parse_args
 from . import genai
 from ._common import first_int, first_str
 from .genai import (
@@ -34,7 +38,7 @@ from .genai import (
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "tool_call"]
+__all__ = ["agent_run", "classify", "handoff", "model_request", "name", "recognizes", "tool_call"]
 
 name = "openllmetry"
 MESSAGE_SHAPES = ("openllmetry", "otel")
@@ -45,6 +49,7 @@ KIND = "traceloop.span.kind"
 ENTITY_INPUT = "traceloop.entity.input"
 ENTITY_OUTPUT = "traceloop.entity.output"
 TOOL_NAME = "tool.name"
+HANDOFF_FROM, HANDOFF_TO = "gen_ai.handoff.from_agent", "gen_ai.handoff.to_agent"
 _LLM_REQUEST_TYPES = frozenset({"chat", "completion"})
 _LLM_NAME_SUFFIXES = (".chat", ".completion", ".response")
 
@@ -59,8 +64,8 @@ def recognizes(node: SpanNode) -> bool:
     )
 
 
-def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
-    """`traceloop.span.kind` selects the readers to ask (same answers as `recognizes` and the three readers)."""
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | bool:
+    """`traceloop.span.kind` selects the readers to ask (same answers as `recognizes` and the readers)."""
     if not recognizes(node):
         return False
     kind = node.attributes.get(KIND)
@@ -70,6 +75,8 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
         return agent_run(node) or model_request(node) or True
     if kind == "tool" or (kind == "task" and TOOL_NAME in node.attributes):
         return tool_call(node) or model_request(node) or True
+    if kind == "handoff":
+        return model_request(node) or handoff(node) or True
     return model_request(node) or True
 
 
@@ -86,6 +93,21 @@ def agent_run(node: SpanNode) -> AgentRun | None:
         final_output=_decode(attrs.get(ENTITY_OUTPUT)),
         input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
         output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+        span=node,
+        dialect=name,
+    )
+
+
+def handoff(node: SpanNode) -> Handoff | None:
+    """A `handoff` span: the source agent from `gen_ai.handoff.from_agent` (else `gen_ai.agent.name`), the target
+    from `gen_ai.handoff.to_agent`, None when not recorded (never taken from the span name's `unknown`)."""
+    attrs = node.attributes
+    if attrs.get(KIND) != "handoff":
+        return None
+    return Handoff(
+        source=first_str(attrs, HANDOFF_FROM, "gen_ai.agent.name"),
+        target=first_str(attrs, HANDOFF_TO),
+        status="error" if node.status == "error" else "ok",
         span=node,
         dialect=name,
     )
