@@ -259,3 +259,28 @@ def test_an_openai_agents_handoff_span_is_a_handoff_and_an_unrecorded_target_is_
     assert traj.all_calls == [] and traj.missing == {}
     [none_called] = grade(traj, [ToolCorrectness(expected_tools=[])])
     assert none_called.outcome == "passed", none_called.reasoning
+
+
+@pytest.mark.parametrize("inner_finish", ["stop", None], ids=["provider-span-records-it", "nothing-records-it"])
+def test_a_finish_reason_recorded_only_by_the_provider_span_inside_a_request_decides_the_tool_checks(
+    inner_finish: str | None,
+) -> None:
+    """The SDK's `openai.response` records neither output nor finish reason with chat completions; the OpenAI
+    instrumentation's `openai.chat` inside it (absorbed into the same request) records `stop`, content on or off."""
+    request = _oa_request(inner_finish or "stop")
+    if inner_finish is None:  # the same request with no finish reason anywhere
+        chat = dict(request.children[0].spec.attributes)
+        del chat["gen_ai.response.finish_reasons"]
+        request = Node(request.spec, [leaf("openai.chat", chat)])
+    tree = spans_of(_oa_agent("support", request), scope="opentelemetry.instrumentation.openai_agents")
+    traj = extract(tree)
+    assert len(traj.model_requests) == 1 and traj.all_calls == []
+    [none_called, one_called] = grade(traj, [ToolCorrectness(expected_tools=[]),
+                                             ToolCorrectness(expected_tools=["get_order"])])  # fmt: skip
+    if inner_finish is not None:
+        assert (none_called.outcome, one_called.outcome) == ("passed", "failed"), none_called.reasoning
+        assert traj.missing == {}
+    else:
+        assert (none_called.outcome, one_called.outcome) == ("not_evaluated", "not_evaluated")
+        assert "whether tools were called is unknown" in none_called.reasoning
+        assert "TRACELOOP_TRACE_CONTENT=true" in none_called.reasoning

@@ -93,6 +93,19 @@ def _output_recorded(attrs: Mapping[str, Any]) -> bool:
     return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs)
 
 
+def _request_attributes(node: SpanNode) -> Mapping[str, Any]:
+    """A model request's attributes: its span's, completed by those of the spans inside it (with no tool call
+    beneath, the same call recorded again by a provider instrumentation, which extraction absorbs into the
+    request: OpenLLMetry's `openai.chat` under the OpenAI Agents SDK's `openai.response` records the output and
+    finish reasons the outer span lacks)."""
+    if not node.children:
+        return node.attributes
+    merged: dict[str, Any] = {}
+    for n in reversed([node, *node.descendants]):  # the request's own span last: its values win
+        merged.update(n.attributes)
+    return merged
+
+
 def _stored_elsewhere(ref: str) -> str:
     return (
         f"its output messages are stored outside the telemetry, at {ref} (an external content reference, which "
@@ -136,7 +149,7 @@ def missing_evidence(
     if not calls and not handoffs and requests:
         unknown: ModelRequest | None = None
         for req in requests:
-            attrs = req.span.attributes if req.span is not None else {}
+            attrs = _request_attributes(req.span) if req.span is not None else {}
             reasons = finish_reasons(attrs)
             if reasons is not None and TOOL_FINISH_REASONS.intersection(reasons):
                 ref = output_ref(attrs)
