@@ -119,6 +119,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     hosts_tools = ""  # a model-request span with tool executions beneath it (not one request)
     referenced = False  # a model-request span holds `gen_ai.output.messages_ref`
     genai_name, operation, output_ref = genai.name, genai.OPERATION, genai.OUTPUT_REF
+    label_scopes = genai.LABEL_AGENT_SCOPES
     # Depth first, in span order: (the spans of one level still to visit, their agent run, the nearest
     # enclosing tool call or model request); a level is set aside while the children of one of its spans are.
     levels: list[tuple[Iterator[SpanNode], AgentRun | None, ToolCall | ModelRequest | None]] = [
@@ -163,11 +164,13 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                 if type(outer) is ToolCall and _same_call(outer, call):
                     _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
                 else:
-                    if (call.dialect == genai_name or attrs.get(operation) == "execute_tool") and (
-                        run is None or node.scope_name not in genai.LABEL_AGENT_SCOPES
-                    ):
+                    if call.dialect == genai_name or attrs.get(operation) == "execute_tool":
                         agent = attrs.get("gen_ai.agent.name")  # on execute_tool: the agent that ran the call
-                        if type(agent) is str and agent:
+                        if (
+                            type(agent) is str
+                            and agent
+                            and (run is None or agent == run.name or node.scope_name not in label_scopes)
+                        ):  # (a scope whose agent name is a label: the run names the agent)
                             call.agent = agent
                     if run is not None:
                         call.agent = call.agent or run.name
