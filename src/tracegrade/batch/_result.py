@@ -75,13 +75,7 @@ class ResultWriter:
 
     def write(self, rows: Iterable[Row]) -> None:
         if self._fh is not None:
-            cols = self.columns
-            rows = list(rows)
-            try:
-                text = b"".join(orjson.dumps(dict(zip(cols, r, strict=True))) + b"\n" for r in rows)
-            except orjson.JSONEncodeError:  # a lone surrogate: written as its escape, as in Parquet
-                text = b"".join(orjson.dumps(dict(zip(cols, map(_utf8, r), strict=True))) + b"\n" for r in rows)
-            self._fh.write(text)
+            self._fh.write(self._json_lines(list(rows)))
             return
         self.buffer.extend(rows)
         if len(self.buffer) >= self.chunk:
@@ -95,8 +89,16 @@ class ResultWriter:
         escapes can hold) is written with the offending code points as `\\uXXXX` escapes."""
         try:
             return self._record_batch(self.buffer)
-        except (UnicodeEncodeError, orjson.JSONEncodeError):  # a lone surrogate
+        except UnicodeEncodeError:  # a lone surrogate, on the `pa.array` path (`_json_lines` escapes its own)
             return self._record_batch([tuple(map(_utf8, r)) for r in self.buffer])
+
+    def _json_lines(self, rows: list[Row]) -> bytes:
+        """The rows as JSON lines, one object per row; a lone surrogate is written as its escape."""
+        cols = self.columns
+        try:
+            return b"".join(orjson.dumps(dict(zip(cols, r, strict=True))) + b"\n" for r in rows)
+        except orjson.JSONEncodeError:
+            return b"".join(orjson.dumps(dict(zip(cols, map(_utf8, r), strict=True))) + b"\n" for r in rows)
 
     def _record_batch(self, rows: list[Row]) -> Any:
         import pyarrow as pa
@@ -111,8 +113,7 @@ class ResultWriter:
     def _json_batch(self, rows: list[Row], schema: pa.Schema) -> Any:
         import pyarrow.json as pa_json
 
-        cols = self.columns
-        text = b"".join(orjson.dumps(dict(zip(cols, r, strict=True))) + b"\n" for r in rows)
+        text = self._json_lines(rows)
         table = pa_json.read_json(
             io.BytesIO(text),
             read_options=pa_json.ReadOptions(use_threads=False, block_size=max(1 << 20, len(text) + 1)),
