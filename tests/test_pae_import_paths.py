@@ -173,7 +173,7 @@ def test_validate_transcript_dict_checks_what_loading_the_file_checks(tmp_path: 
     with pytest.raises(TranscriptError) as from_dict:
         validate_transcript_dict({"id": "t", "turns": [{"user": "hi", "expect": {"reply_matches_any": ["("]}}]})
     assert (from_dict.value.loc, from_dict.value.message) == (from_file.value.loc, from_file.value.message)
-    assert str(from_dict.value).startswith("transcript: turns[0].expect.reply_matches_any[0]: Invalid regex pattern")
+    assert str(from_dict.value).startswith("transcript: turns[0].expect.reply_matches_any[0]: invalid regex pattern")
 
 
 # --- pytest-agent-eval's semantics behind those paths ---------------------------------------------------------

@@ -170,4 +170,5 @@ def test_expect_fields_read_the_same_from_python_and_yaml(
     import yaml
 
     block = "".join(f"      {line}\n" for line in yaml.safe_dump(expect, default_flow_style=None).splitlines())
-    assert _yaml_error(tmp_path, block).split(": ", 1)[1] == f"turns[0].expect.{field}: {problem}"
+    in_yaml = problem.replace("Invalid regex", "invalid regex")  # pytest-agent-eval's loader's wording
+    assert _yaml_error(tmp_path, block).split(": ", 1)[1] == f"turns[0].expect.{field}: {in_yaml}"

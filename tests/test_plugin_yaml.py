@@ -225,7 +225,7 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      reply_matches_any: ['ok', '(']\n",
-            "t.yaml:5: turns[0].expect.reply_matches_any[1]: Invalid regex pattern '(': missing ), unterminated subpattern",
+            "t.yaml:5: turns[0].expect.reply_matches_any[1]: invalid regex pattern '(': missing ), unterminated subpattern",
         ),
         (
             "id: x\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n        - tool: book\n",

@@ -267,7 +267,10 @@ def _turn(spec: TurnSpec, index: int) -> Turn:
     try:
         expect = Expect(**given)
     except ExpectError as e:
-        raise _SpecError((*base, *_parse_loc(e.field)), e.message) from None
+        message = e.message
+        if message.startswith("Invalid regex pattern"):  # pytest-agent-eval's loader words it in lower case
+            message = "i" + message[1:]
+        raise _SpecError((*base, *_parse_loc(e.field)), message) from None
     return Turn(spec.user, expect, audio=spec.audio)
 
 
