@@ -273,7 +273,7 @@ def test_vocabulary_from_a_yaml_spec(tmp_path: Any) -> None:
 def test_every_scoped_evaluator_validates_its_subtree_query(make: Any) -> None:
     required: dict[str, Any] = {
         ToolCorrectness: {"expected_tools": []}, MaxToolCalls: {"max_calls": 1}, MaxModelRequests: {"max_requests": 1},
-        MaxDuration: {"max_duration": 1}, MaxTokens: {"max_total": 1}, ArgumentCorrectness: {"tool_name": "t",
+        MaxDuration: {"seconds": 1}, MaxTokens: {"max_total": 1}, ArgumentCorrectness: {"tool_name": "t",
         "expected_arguments": {}}, TrajectoryMatch: {"expected_trajectory": []},
     }.get(make, {})  # fmt: skip
     with pytest.raises(ValueError, match=r"subtree: unknown SpanQuery key 'name_equal'"):

@@ -60,10 +60,10 @@ CASES: list[tuple[str, Any, str]] = [
     ("agent scope", ToolCorrectness(["search", "get_order"], agent="support"), "passed"),
     ("other agent", ToolCorrectness(["search"], agent="billing"), "not_evaluated"),
     ("budget incl. failed", MaxToolCalls(2), "failed"),
-    ("run duration", MaxDuration(max_duration=0.05), "passed"),
-    ("run too slow", MaxDuration(max_duration=0.001), "failed"),
-    ("tool duration", MaxDuration(max_duration=0.0001, tool="search"), "failed"),
-    ("tool p50", MaxDuration(max_duration=0.001, tool="search", percentile=50), "passed"),
+    ("run duration", MaxDuration(seconds=0.05), "passed"),
+    ("run too slow", MaxDuration(seconds=0.001), "failed"),
+    ("tool duration", MaxDuration(seconds=0.0001, tool="search"), "failed"),
+    ("tool p50", MaxDuration(seconds=0.001, tool="search", percentile=50), "passed"),
     ("error spans", NoErrorSpans(), "failed"),
     ("tokens total", MaxTokens(max_total=710), "passed"),
     ("tokens over", MaxTokens(max_input=660, max_output=49), "failed"),
@@ -105,7 +105,7 @@ def test_a_real_run_graded_live_and_from_its_file_agree(tmp_path: Path) -> None:
         NoToolLoops(max_repeats=1),
         NoErrorSpans(allow_retries=True),
         MaxTokens(max_total=10_000),
-        MaxDuration(max_duration=60, tool="search", percentile=90),
+        MaxDuration(seconds=60, tool="search", percentile=90),
         ToolCorrectness(["search", "fetch"], agent="nobody"),
     ]
     live = [(r.outcome, r.reasoning) for r in grade(cap, evaluators)]

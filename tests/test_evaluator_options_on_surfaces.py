@@ -55,7 +55,7 @@ def test_expect_takes_every_mode() -> None:
             ToolCallArgsConfig("fetch", {"id": 0}, key_modes={"id": lambda v: v > 7}),
             ToolCallArgsConfig("fetch", {"id": 7}, occurrence=1),
         ],
-        evaluators=[NoToolLoops(max_repeats=1), MaxTokens(max_total=100_000), MaxDuration(max_duration=30, tool="fetch"),
+        evaluators=[NoToolLoops(max_repeats=1), MaxTokens(max_total=100_000), MaxDuration(seconds=30, tool="fetch"),
                     NoErrorSpans()],
     )  # fmt: skip
     got = outcomes(expect)
@@ -98,7 +98,7 @@ turns:
       evaluators:
         - NoToolLoops: {max_repeats: 1}
         - MaxTokens: {max_total: 100000}
-        - MaxDuration: {max_duration: 30, tool: fetch, percentile: 90}
+        - MaxDuration: {seconds: 30, tool: fetch, percentile: 90}
         - NoErrorSpans
         - TrajectoryMatch: {expected_trajectory: [fetch, search], order: subset}
 """
@@ -155,7 +155,7 @@ evaluators:
   - ArgumentCorrectness: {tool_name: search, expected_arguments: {q: "?"}, key_modes: {q: ignore}}
   - ArgumentCorrectness: {tool_name: search, expected_arguments: {q: order 1234}, occurrence: any, include_failed: true}
   - ToolCorrectness: {expected_tools: [search, get_order], agent: support}
-  - MaxDuration: {max_duration: 0.001, tool: search, percentile: 50}
+  - MaxDuration: {seconds: 0.001, tool: search, percentile: 50}
   - MaxTokens: {max_total: 710}
   - NoToolLoops: {max_repeats: 1, window: 3}
   - NoErrorSpans: {}

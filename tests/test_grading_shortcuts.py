@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from _agents import run_captured
 from tracegrade import EvalResult, Trajectory, TurnContext, grade
 from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness, TrajectoryMatch
-from tracegrade.evaluators.tools import check_tool_names
 from tracegrade.matching import ORDERS, Step, score_steps
 
 names = st.lists(st.sampled_from("abcd"), max_size=8)
@@ -83,21 +82,19 @@ def test_what_the_telemetry_lacks_or_an_incomplete_run_still_leaves_checks_not_e
 
 
 @settings(max_examples=300, deadline=None)
-@given(names, names, st.booleans())
-def test_counted_tool_names_are_compared_as_multisets_in_any_order(
-    called: list[str], required: list[str], only_required: bool
+@given(names.filter(bool), names, st.booleans())  # (no call at all is no evidence: not_evaluated)
+def test_tool_correctness_compares_tool_names_as_multisets_in_any_order(
+    called: list[str], expected: list[str], allow_extra: bool
 ) -> None:
-    missing = list((Counter(required) - Counter(called)).elements())
-    extra = list((Counter(called) - Counter(required)).elements())
-    problems = [f"missing required tool(s) {missing!r}"] if missing else []
-    if only_required and extra:
-        problems.append(f"unexpected tool(s) called {extra!r}")
-    result = check_tool_names(called, required, counted=True, only_required=only_required)
+    missing, extra = Counter(expected) - Counter(called), Counter(called) - Counter(expected)
+    problems = ["missing tools: " + ", ".join(f"{n!r} (x{k})" for n, k in sorted(missing.items()))] if missing else []
+    if extra and not allow_extra:
+        problems.append("unexpected tools: " + ", ".join(f"{n!r} (x{k})" for n, k in sorted(extra.items())))
+    [result] = grade(Trajectory.from_calls(called), [ToolCorrectness(expected, allow_extra=allow_extra)])
     if problems:
-        assert result == EvalResult(False, f"{'; '.join(problems)} (called: {called!r})")
+        assert (result.passed, result.reasoning) == (False, f"{'; '.join(problems)} (called: {called!r})")
     else:
-        assert result is None
-    assert check_tool_names(required, required, counted=True, only_required=True) is None
+        assert (result.passed, result.reasoning) == (True, f"called {called!r}, as expected")
 
 
 @settings(max_examples=300, deadline=None)

@@ -64,9 +64,15 @@ def check_occurrence(occ: object, owner: str = "") -> None:
         raise ParameterError(owner, "occurrence", problem) if owner else ValueError(f"occurrence {problem}")
 
 
-def occurrence_index(occ: Literal["first", "last"] | int, count: int) -> int | None:
-    """The 0-based index `occ` picks among `count` calls, or None when it picks none."""
-    index = 0 if occ == "first" else count - 1 if occ == "last" else int(occ)
+def occurrence_index(occ: object, count: int) -> int | None:
+    """The 0-based index `occ` picks among `count` calls, or None when it picks none (an index out of
+    range, a negative one, or not an occurrence at all)."""
+    if occ == "first" or occ == "last":
+        index = 0 if occ == "first" else count - 1
+    elif isinstance(occ, int) and not isinstance(occ, bool):
+        index = occ
+    else:
+        return None
     return index if 0 <= index < count else None
 
 

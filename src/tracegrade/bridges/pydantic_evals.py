@@ -8,9 +8,10 @@ The classes here are `pydantic_evals.evaluators.Evaluator` dataclasses that subc
 evaluator of the same name, so their parameters, defaults and construction checks are that class's:
 pydantic-evals' parameters first, in the same order, with the same defaults, then tracegrade's own
 (`agent` and `subtree` keyword-only). Value types are pydantic-evals' (bool for ToolCorrectness /
-ArgumentCorrectness / MaxToolCalls / MaxModelRequests / HasMatchingSpan, float for TrajectoryMatch).
-Each returns an `EvaluationReason` whose value equals pydantic-evals' on the same run and whose reason
-is tracegrade's; given a tracegrade `TurnContext` instead, each runs as the tracegrade evaluator it is.
+ArgumentCorrectness / MaxToolCalls / MaxModelRequests / HasMatchingSpan / MaxDuration, float for
+TrajectoryMatch). Each returns, on the same run, pydantic-evals' value in pydantic-evals' shape (`Shape`),
+with pydantic-evals' words where they state the same fact, followed by the calls tracegrade saw; given a
+tracegrade `TurnContext` instead, each runs as the tracegrade evaluator it is.
 `bridge_class(cls)` makes the same for any registered evaluator (`tracegrade.spec.register_evaluator`),
 and `evaluator_types()` lists them all for `Dataset.from_file(custom_evaluator_types=...)`.
 Differences, all deliberate:
@@ -20,7 +21,7 @@ Differences, all deliberate:
 - arguments missing from spans (`include_content=False`) are recovered by tool call id when the
   task's output carries the run's messages (a Pydantic AI run result, an `AgentReply`, or any object
   with a `messages` list), so ArgumentCorrectness can pass where pydantic-evals' cannot;
-- when the case recorded spans but none from an agent instrumentation, the value is a failing one
+- when the case recorded no span, or none from an agent instrumentation, the value is a failing one
   (False / 0.0) with a "not evaluated" reason, where pydantic-evals would grade an empty trajectory
   (e.g. pass `MaxToolCalls` for an agent that was not instrumented at all);
 - an evaluator error (a judge's API failure) raises, so pydantic-evals reports an evaluator failure
@@ -54,6 +55,7 @@ from ..dialects import extract
 from ..errors import TracegradeEvaluationError
 from ..evaluators.base import evaluator_name
 from ..evaluators.judge import JudgeParameters
+from ..evaluators.tools import RECOVERED
 from ..grading import _coerce
 from ..results import EvalResult, TurnContext
 from ..spans import Span, SpanStatus
@@ -336,14 +338,28 @@ _NO_SPAN_TREE = (
 )
 
 
+Shape = Literal["reason", "quiet_pass", "bare"]
+"""How a verdict is returned, as pydantic-evals' evaluator of the same name returns it: an
+`EvaluationReason` with tracegrade's reason; the same without a reason on a pass (ToolCorrectness,
+ArgumentCorrectness; a pass decided by arguments recovered from the run's messages keeps its reason);
+the bare value (HasMatchingSpan, MaxDuration). A "not evaluated" verdict always comes with its reason."""
+
+
 def _evaluation_reason(
-    result: EvalResult, kind: Literal["passed", "score", "auto"], missing: SpanTreeRecordingError | None
-) -> EvaluationReason:
+    result: EvalResult,
+    kind: Literal["passed", "score", "auto"],
+    missing: SpanTreeRecordingError | None,
+    shape: Shape = "reason",
+) -> EvaluationReason | bool:
     if result.outcome == "error":
         raise TracegradeEvaluationError(result.reasoning or "the evaluator failed")
     if kind == "auto":
         kind = "score" if result.score is not None else "passed"
     reason = result.reasoning
+    if shape == "bare" and kind == "passed" and result.outcome in ("passed", "failed"):
+        return result.passed
+    if shape == "quiet_pass" and kind == "passed" and result.outcome == "passed" and not reason.endswith(RECOVERED):
+        return EvaluationReason(value=True)
     if kind == "score":
         value: bool | float = result.score if result.score is not None else float(result.passed)
     else:
@@ -370,6 +386,7 @@ class _Bridge(Evaluator[object, object, object]):
     _value: ClassVar[Value] = "passed"
     _needs_spans: ClassVar[bool] = True
     """Without a span tree, return the failing value (the evaluator reads spans) instead of running."""
+    _shape: ClassVar[Shape] = "reason"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -408,6 +425,10 @@ class _Bridge(Evaluator[object, object, object]):
     def _dialect(self) -> str | Dialect | None:
         return None
 
+    def _from_case(self, ctx: EvaluatorContext[object, object, object]) -> bool | None:
+        """The value, when this evaluator decides from the case itself (not its spans)."""
+        return None
+
     def _value_setting(self) -> Value:
         return self._value
 
@@ -419,6 +440,8 @@ class _Bridge(Evaluator[object, object, object]):
     def evaluate(self, ctx: EvaluatorContext[object, object, object]) -> EvaluatorOutput | Awaitable[EvaluatorOutput]:
         if isinstance(ctx, TurnContext):  # used as the tracegrade evaluator it is
             return self._run(ctx)  # type: ignore[no-any-return]
+        if (decided := self._from_case(ctx)) is not None:
+            return decided
         inner = self._inner()
         kind = _value_kind(inner, self._value_setting())
         tctx, missing = _context(ctx, self._dialect())
@@ -428,12 +451,12 @@ class _Bridge(Evaluator[object, object, object]):
         out = self._run(tctx)
         if inspect.isawaitable(out):
             return self._finish(out, kind, missing)
-        return _evaluation_reason(_coerce(inner, out), kind, missing)
+        return _evaluation_reason(_coerce(inner, out), kind, missing, self._shape)
 
     async def _finish(
         self, pending: Awaitable[Any], kind: Literal["passed", "score", "auto"], missing: SpanTreeRecordingError | None
-    ) -> EvaluationReason:
-        return _evaluation_reason(_coerce(self._inner(), await pending), kind, missing)
+    ) -> EvaluationReason | bool:
+        return _evaluation_reason(_coerce(self._inner(), await pending), kind, missing, self._shape)
 
 
 # The named bridges: the tracegrade evaluator's fields, pydantic-evals' value types. (mypy sees two
@@ -444,6 +467,8 @@ class _Bridge(Evaluator[object, object, object]):
 class ToolCorrectness(_Bridge, _tg.ToolCorrectness):  # type: ignore[misc]
     """pydantic-evals' `ToolCorrectness` (bool), computed by tracegrade: the agent called exactly this
     multiset of tools. See `tracegrade.evaluators.ToolCorrectness` for `agent` and `subtree`."""
+
+    _shape = "quiet_pass"
 
 
 @dataclass(repr=False)
@@ -463,7 +488,14 @@ class TrajectoryMatch(_Bridge, _tg.TrajectoryMatch):  # type: ignore[misc]
 @dataclass(repr=False)
 class ArgumentCorrectness(_Bridge, _tg.ArgumentCorrectness):  # type: ignore[misc]
     """pydantic-evals' `ArgumentCorrectness` (bool), computed by tracegrade. Arguments missing from
-    spans are recovered from the run's messages when the task output carries them."""
+    spans are recovered from the run's messages when the task output carries them. An `occurrence`
+    that selects no call (a negative or out-of-range index, or not an occurrence) gives a failing
+    value with a reason, as in pydantic-evals, not an error at construction."""
+
+    occurrence: Literal["first", "last", "any"] | int = field(default="first", metadata={"tracegrade.check": False})
+
+    _shape = "quiet_pass"
+    _occurrence_checked = False
 
 
 @dataclass(repr=False)
@@ -479,9 +511,11 @@ class MaxModelRequests(_Bridge, _tg.MaxModelRequests):  # type: ignore[misc]
 
 @dataclass(repr=False)
 class HasMatchingSpan(_Bridge, _tg.HasMatchingSpan):  # type: ignore[misc]
-    """pydantic-evals' `HasMatchingSpan` (bool) with a reason naming the matching span (or listing the
-    span names). A callable query receives tracegrade `SpanNode`s (same attribute names). Without a
-    span tree it returns False instead of raising."""
+    """pydantic-evals' `HasMatchingSpan`: a bool, as pydantic-evals returns it. A callable query
+    receives tracegrade `SpanNode`s (same attribute names). Without a span tree it returns False with
+    a reason instead of raising."""
+
+    _shape = "bare"
 
 
 @dataclass(repr=False)
@@ -522,7 +556,17 @@ class TrajectoryJudge(_Bridge, _tg.TrajectoryJudge):  # type: ignore[misc]
 
 @dataclass(repr=False)
 class MaxDuration(_Bridge, _tg.MaxDuration):  # type: ignore[misc]
-    """tracegrade's `MaxDuration` (bool) on the case's spans."""
+    """pydantic-evals' `MaxDuration`: a bool, whether the case's task took at most `seconds`
+    (`ctx.duration`, as pydantic-evals measures it). With `tool`, `agent` or `subtree`, tracegrade's
+    check of the case's spans (each call of `tool`, or their `percentile`; that agent's runs)."""
+
+    _shape = "bare"
+
+    def _from_case(self, ctx: EvaluatorContext[object, object, object]) -> bool | None:
+        if self.tool is None and self.agent is None and self.subtree is None:
+            limit = self.seconds.total_seconds() if isinstance(self.seconds, timedelta) else self.seconds
+            return ctx.duration <= limit
+        return None
 
 
 @dataclass(repr=False)

@@ -43,12 +43,24 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
-def content_setting(node: SpanNode | None) -> str:
-    """The setting that makes the instrumentation that wrote `node` record message content."""
+_DIALECT_SCOPES = {
+    "pydantic_ai": "pydantic-ai",
+    "openinference": "openinference.instrumentation.",
+    "openllmetry": "opentelemetry.instrumentation.",
+    "vercel_ai": "ai",
+}
+"""The instrumentation a dialect's spans come from, for spans that do not name their scope."""
+
+
+def content_setting(node: SpanNode | None, dialect: str | None = None) -> str:
+    """The setting that makes the instrumentation that wrote `node` record message content: found by the
+    span's scope, else by the `dialect` that read the span."""
     scope = node.scope_name if node is not None else ""
     for prefix, setting in _SETTINGS:
         if scope == prefix or (prefix.endswith(".") and scope.startswith(prefix)) or scope.startswith(prefix + "."):
             return setting
+    if not scope and (key := _DIALECT_SCOPES.get(dialect or "")) is not None:
+        return next(setting for prefix, setting in _SETTINGS if prefix == key)
     where = f" ({scope})" if scope else ""
     return f"the instrumentation's message-content capture setting{where}"
 

@@ -6,6 +6,7 @@ the context's `Trajectory` (extracted once per run and shared), never the agent'
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -22,7 +23,7 @@ from ..matching import (
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
 from .base import ScopedEvaluator, check_threshold, not_recorded_reason
-from .tools import check_arguments, check_tool_names
+from .tools import check_arguments
 
 __all__ = [
     "ArgumentCorrectness",
@@ -46,8 +47,18 @@ class ToolCorrectness(ScopedEvaluator):
 
     def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         names = [c.name for c in traj.calls(include_failed=self.include_failed)]
-        failed = check_tool_names(names, self.expected_tools, counted=True, only_required=not self.allow_extra)
-        return failed or EvalResult(True, f"called {names!r}, as expected")
+        if names != self.expected_tools:  # (the common case, equal lists, has nothing missing or extra)
+            actual, expected = Counter(names), Counter(self.expected_tools)
+            problems = [f"missing tools: {_counted(expected - actual)}"] if expected - actual else []
+            if not self.allow_extra and (extra := actual - expected):
+                problems.append(f"unexpected tools: {_counted(extra)}")
+            if problems:  # pydantic-evals' words, then the calls
+                return EvalResult(False, f"{'; '.join(problems)} (called: {names!r})")
+        return EvalResult(True, f"called {names!r}, as expected")
+
+
+def _counted(names: Counter[str]) -> str:
+    return ", ".join(f"{name!r} (x{n})" for name, n in sorted(names.items()))
 
 
 @dataclass(repr=False)
@@ -147,10 +158,15 @@ class ArgumentCorrectness(ScopedEvaluator):
     key_modes: dict[str, KeyRule] | None = None
     ignore_keys: list[str] = field(default_factory=list)
 
+    _occurrence_checked: ClassVar[bool] = True
+    """An invalid `occurrence` (negative, or neither "first", "last", "any" nor an int) is an error at
+    construction; False (the pydantic-evals bridge) makes it a failing verdict, as pydantic-evals does."""
+
     def __post_init__(self) -> None:
         super().__post_init__()
         check_args_options(self.match_mode, self.key_modes, "ArgumentCorrectness.match_mode")
-        check_occurrence(self.occurrence, "ArgumentCorrectness")
+        if self._occurrence_checked:
+            check_occurrence(self.occurrence, "ArgumentCorrectness")
 
     def _diff(self, args: dict[str, Any]) -> list[str]:
         return diff_arguments(args, self.expected_arguments, self.match_mode, recursive=self.recursive,
@@ -159,7 +175,7 @@ class ArgumentCorrectness(ScopedEvaluator):
     def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
         calls = traj.calls(include_failed=self.include_failed)
         return check_arguments(calls, self.tool_name, self.expected_arguments, self.match_mode, self._diff,
-                               self.occurrence, surface=ctx.config.get("surface"))  # fmt: skip
+                               self.occurrence, surface=ctx.config.get("surface"), peer="pydantic-evals")  # fmt: skip
 
 
 @dataclass(repr=False)

@@ -332,7 +332,7 @@ def not_recorded_reason(call: ToolCall, surface: str | None = None) -> str:
     span = call.span
     scope = span.scope_name if span is not None and span.scope_name else None
     reason = f"Arguments of tool {call.name!r}{who} were not recorded" + (f" by {scope}" if scope else "")
-    reason += f"; to record them: {content_setting(span)}"
+    reason += f"; to record them: {content_setting(span, call.dialect)}"
     if surface == "pytest":
         return reason + ("; or return the run's messages from the agent callable (the pydantic-ai run result, or "
                          "AgentReply(..., messages=...)) to recover them by call id")  # fmt: skip

@@ -29,13 +29,14 @@ def _percentile(values: list[float], p: float) -> float:
 
 @dataclass(repr=False)
 class MaxDuration(ScopedEvaluator):
-    """The run (or each call of `tool`, or their `percentile`) took at most `max_duration` seconds.
+    """The run (or each call of `tool`, or their `percentile`) took at most `seconds` (a number or a
+    `timedelta`, as pydantic-evals' `MaxDuration` takes it).
 
     Whole run: the top-level agent runs' spans (the whole tree's extent when there is none).
     `tool="*"` checks every tool call.
     """
 
-    max_duration: float | timedelta
+    seconds: float | timedelta
     tool: str | None = None
     percentile: float | None = None
     include_failed: bool = True
@@ -49,7 +50,7 @@ class MaxDuration(ScopedEvaluator):
             raise self._invalid("percentile", "applies to tool calls: set tool= (a name, or '*' for every tool)")
 
     def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
-        limit = _seconds(self.max_duration)
+        limit = _seconds(self.seconds)
         if self.tool is None:
             spans = [r.span for r in traj.agent_runs if r.span is not None and (r.parent is None or self.agent)]
             if spans:

@@ -7,7 +7,7 @@ returned). The argument check shares `tracegrade.matching.diff_arguments` with A
 
 from __future__ import annotations
 
-from collections import Counter
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -18,6 +18,7 @@ from ..trajectory import NOT_RECORDED, ToolCall, args_cut_reason
 from .base import NO_SPANS_REASON, BaseEvaluator, CheckedParameters, missing_tool_evidence, not_recorded_reason
 
 __all__ = [
+    "RECOVERED",
     "ArgsCheck",
     "ArgsMatchOptions",
     "ToolCallArgsEvaluator",
@@ -92,8 +93,16 @@ def unusable_args(
         return EvalResult.not_evaluated(
             f"tool {tool!r} was called but no dict arguments were captured. {not_recorded_reason(unrecorded, surface)}"
         )
-    shown = matching[0].args_text or matching[0].args
-    return EvalResult(False, f"tool {tool!r} was called but no dict arguments were captured: {shown!r}")
+    call = matching[0]
+    if call.args_text is not None and call.args is call.args_text:  # recorded text that is not JSON
+        try:
+            json.loads(call.args_text)
+        except ValueError as e:
+            return EvalResult(False, f"tool {tool!r} was called, but its arguments could not be parsed as JSON "
+                                     f"({e}): {call.args_text!r}")  # fmt: skip
+    if call.args_text is not None:
+        return EvalResult(False, f"tool {tool!r} was called, but its arguments are not a JSON object: {call.args!r}")
+    return EvalResult(False, f"tool {tool!r} was called but no dict arguments were captured: {call.args!r}")
 
 
 def check_arguments(
@@ -107,20 +116,25 @@ def check_arguments(
     returned: bool = False,
     source: str = "",
     surface: str | None = None,
+    peer: Literal["pytest-agent-eval", "pydantic-evals"] = "pytest-agent-eval",
 ) -> EvalResult:
     """The argument check of `ToolCallArgsEvaluator` and `ArgumentCorrectness`: the call(s) of `tool`
     among `calls` that `occurrence` picks (`"any"`: some call) have arguments without `diff`erences
     from `expected`. Three distinct failures: never called; called but no dict arguments captured
     (not recorded in the span: not_evaluated); the arguments differ (expected vs observed shown).
     A name or arguments cut short by a length limit make the verdict not_evaluated where it could
-    hide the call that decides. `source` is appended to "never called" (where the calls came from)."""
+    hide the call that decides. `source` is appended to "never called" (where the calls came from),
+    which is worded as the `peer` evaluator words it."""
     matching = [c for c in calls if c.name == tool]
     if occurrence != "any" and (cut := cut_reason(calls, tool, args=False)) is not None:
         return EvalResult.not_evaluated(cut)  # which call is which is unknown
     if not matching:
         if (cut := cut_reason(calls, tool)) is not None:
             return EvalResult.not_evaluated(cut)
-        return EvalResult(False, f"tool {tool!r} was never called (called: {[c.name for c in calls]!r}){source}")
+        called = [c.name for c in calls]
+        if peer == "pydantic-evals":
+            return EvalResult(False, f"No calls to tool {tool!r} were recorded. Tools called: {called!r}{source}")
+        return EvalResult(False, f"tool {tool!r} was never called (called: {called!r}){source}")
     if occurrence == "any":
         with_args = [c for c in matching if isinstance(c.args, dict)]
         if not with_args:
@@ -138,8 +152,9 @@ def check_arguments(
             f"arguments of {tool!r} do not match ({mode}){many}. Expected {dict(expected)!r}, observed {observed!r}",
         )
     if (index := occurrence_index(occurrence, len(matching))) is None:
-        return EvalResult(False, f"tool {tool!r} was called {len(matching)} time(s); "
-                                 f"occurrence={occurrence!r} selects none of them")  # fmt: skip
+        return EvalResult(False, f"tool {tool!r} was called {len(matching)} time(s); occurrence={occurrence!r} "
+                                 "does not select any of them (must be 'first', 'last', 'any' or a 0-based "
+                                 "index; negative ints are not supported)")  # fmt: skip
     call = matching[index]
     if not isinstance(call.args, dict):
         return unusable_args(tool, [call], returned, surface)
@@ -151,8 +166,12 @@ def check_arguments(
     )
 
 
+RECOVERED = " (arguments recovered from the run's messages)"
+"""Ends the reason of an argument check decided by arguments the spans lacked (found in the run's messages)."""
+
+
 def _recovered(call: ToolCall) -> str:
-    return f" (arguments recovered from the run's {call.args_source})" if call.args_source == "messages" else ""
+    return RECOVERED if call.args_source == "messages" else ""
 
 
 @dataclass(repr=False)
@@ -182,33 +201,18 @@ def check_tool_names(
     names: Sequence[str],
     required: Sequence[str],
     *,
-    counted: bool = False,
-    only_required: bool = False,
     forbidden: Sequence[str] = (),
     ordered: bool = False,
     source: str = "",
 ) -> EvalResult | None:
-    """The failure, if any, of the tool-name check of `ToolCallEvaluator` and `ToolCorrectness`, given
-    the names of the calls in order: a `required` tool not called (`counted`: as many times as it is
-    listed), with `ordered` the required tools not called in that order, with `only_required` a call
-    `required` does not list (`counted`: beyond its count), a `forbidden` tool called. `source` is
-    appended (where the calls came from)."""
-    if counted:
-        if list(names) == list(required):  # the common case: nothing missing, nothing extra
-            missing = extra = []
-        else:
-            missing = list((Counter(required) - Counter(names)).elements())
-            extra = list((Counter(names) - Counter(required)).elements())
-    else:
-        missing = [t for t in required if t not in names]
-        extra = [n for n in names if n not in required]
+    """The failure, if any, of `ToolCallEvaluator`'s check, given the names of the calls in order: a
+    `required` tool not called, with `ordered` the required tools not called in that order, a
+    `forbidden` tool called. `source` is appended (where the calls came from)."""
     problems: list[str] = []
-    if missing:
+    if missing := [t for t in required if t not in names]:
         problems.append(f"missing required tool(s) {missing!r}")
     elif ordered and not _in_order(required, names):
         problems.append(f"required tools {list(required)!r} were not called in that order")
-    if only_required and extra:
-        problems.append(f"unexpected tool(s) called {extra!r}")
     if called := [t for t in forbidden if t in names]:
         problems.append(f"forbidden tool(s) called {called!r}")
     return EvalResult(False, f"{'; '.join(problems)} (called: {list(names)!r}){source}") if problems else None
