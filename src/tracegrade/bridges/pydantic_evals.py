@@ -5,11 +5,12 @@ Migrating from pydantic-evals' agentic evaluators is a one-line import change::
     from tracegrade.bridges.pydantic_evals import ToolCorrectness, TrajectoryMatch, ArgumentCorrectness
 
 The classes here are `pydantic_evals.evaluators.Evaluator` dataclasses that subclass the tracegrade
-evaluator of the same name, so their parameters, defaults and construction checks are that class's:
+evaluator of the same name, so their parameters, defaults and construction checks are that class's
+(but ArgumentCorrectness' `occurrence`, which selects no call when invalid, as in pydantic-evals):
 pydantic-evals' parameters first, in the same order, with the same defaults, then tracegrade's own
 (`agent` and `subtree` keyword-only). Value types are pydantic-evals' (bool for ToolCorrectness /
 ArgumentCorrectness / MaxToolCalls / MaxModelRequests / HasMatchingSpan / MaxDuration, float for
-TrajectoryMatch). Each returns, on the same run, pydantic-evals' value in pydantic-evals' shape (`Shape`),
+TrajectoryMatch). Each returns, on the same run, pydantic-evals' value in pydantic-evals' shape,
 with pydantic-evals' words where they state the same fact, followed by the calls tracegrade saw; given a
 tracegrade `TurnContext` instead, each runs as the tracegrade evaluator it is.
 `bridge_class(cls)` makes the same for any registered evaluator (`tracegrade.spec.register_evaluator`),
@@ -338,7 +339,7 @@ _NO_SPAN_TREE = (
 )
 
 
-Shape = Literal["reason", "quiet_pass", "bare"]
+_Shape = Literal["reason", "quiet_pass", "bare"]
 """How a verdict is returned, as pydantic-evals' evaluator of the same name returns it: an
 `EvaluationReason` with tracegrade's reason; the same without a reason on a pass (ToolCorrectness,
 ArgumentCorrectness; a pass decided by arguments recovered from the run's messages keeps its reason);
@@ -349,7 +350,7 @@ def _evaluation_reason(
     result: EvalResult,
     kind: Literal["passed", "score", "auto"],
     missing: SpanTreeRecordingError | None,
-    shape: Shape = "reason",
+    shape: _Shape = "reason",
 ) -> EvaluationReason | bool:
     if result.outcome == "error":
         raise TracegradeEvaluationError(result.reasoning or "the evaluator failed")
@@ -386,7 +387,7 @@ class _Bridge(Evaluator[object, object, object]):
     _value: ClassVar[Value] = "passed"
     _needs_spans: ClassVar[bool] = True
     """Without a span tree, return the failing value (the evaluator reads spans) instead of running."""
-    _shape: ClassVar[Shape] = "reason"
+    _shape: ClassVar[_Shape] = "reason"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
