@@ -59,14 +59,31 @@ def ol_tool(tool: str, entity_input: Any = None, attrs: dict[str, Any] | None = 
          {"city": "Paris"}),
         ({"input_str": "Paris", "tags": [], "metadata": {}, "inputs": None, "kwargs": {}},
          {"input_str": "Paris", "tags": [], "metadata": {}, "inputs": None, "kwargs": {}}),
+        ({"tool_name": "weather", "arguments": {"city": "Paris"}}, {"city": "Paris"}),  # the MCP client's tool span
         ({"city": "Paris"}, {"city": "Paris"}),  # not a wrapper
         ("not json", "not json"),
     ],
-    ids=["kwargs", "no-args", "positional", "self-and-kwargs", "langchain", "langchain-str", "plain", "text"],
+    ids=["kwargs", "no-args", "positional", "self-and-kwargs", "langchain", "langchain-str", "mcp", "plain", "text"],
 )  # fmt: skip
 def test_openllmetry_arguments_are_unwrapped_without_guessing(entity_input: Any, expected: Any) -> None:
     [call] = calls(spans_of(ol_tool("weather", entity_input)))
     assert call.args == expected
+
+
+@pytest.mark.parametrize("failed", [False, True], ids=["ok", "failed"])
+def test_the_mcp_client_tool_span_completes_the_framework_call_it_is_inside(failed: bool) -> None:
+    """OpenLLMetry's MCP instrumentation (recorded in fixtures/frameworks/pydantic-ai--mcp-openllmetry--content-off--
+    traceloop-default): `{tool}.tool` inside Pydantic AI's content-off tool span gives it the arguments and result."""
+    text = "Error calling tool 'search_kb': knowledge base unavailable" if failed else "Refunds take 5 days."
+    output = {"result": text, "is_error": True} if failed else {"result": text}
+    mcp = ol_tool(
+        "search_kb",
+        {"tool_name": "search_kb", "arguments": {"query": "refund policy"}},
+        {"traceloop.entity.output": json.dumps(output)} | ({"error.type": "tool_error"} if failed else {}),
+    )
+    framework = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_kb", "gen_ai.tool.call.id": "c1"}
+    [call] = calls(spans_of(Node(SpanSpec("execute_tool search_kb", framework), [mcp])))
+    assert (call.call_id, call.args, call.result, call.failed) == ("c1", {"query": "refund policy"}, text, failed)
 
 
 def test_openllmetry_positional_arguments_fail_the_check_showing_what_was_recorded() -> None:

@@ -289,6 +289,82 @@ def test_the_same_step_recorded_by_two_instrumentations_counts_once() -> None:
     assert [r.input_tokens for r in traj.model_requests] == [7, 7]
 
 
+# The MCP spans of one `tools/call`, as recorded in the corpus (fixtures/frameworks/pydantic-ai--mcp-*): FastMCP's
+# client span, Logfire's `instrument_mcp()` client and server spans (mcp 1.x), the MCP SDK's client span (mcp 2.x).
+_MCP_REQUEST = json.dumps({"method": "tools/call", "params": {
+    "task": None, "meta": {"progressToken": None, "traceparent": "00-01a2-45504eefc14cbfe3-01"},
+    "name": "search_kb", "arguments": {"query": "refund policy"}}})  # fmt: skip
+_MCP_FAILED = json.dumps({"meta": None, "content": [{"type": "text", "text": "Error calling tool 'search_kb': "
+    "knowledge base unavailable", "annotations": None, "meta": None}], "structuredContent": None, "isError": True})  # fmt: skip
+_MCP_OK = json.dumps({"meta": None, "content": [{"type": "text", "text": "Refunds take 5 days."}],
+                      "structuredContent": {"result": "Refunds take 5 days."}, "isError": False})  # fmt: skip
+
+
+def _mcp_spans(response: str) -> Node:
+    """FastMCP's client span > Logfire's MCP client span and (in the server process) its server span > FastMCP's."""
+    logfire = {"rpc.system": "jsonrpc", "rpc.method": "tools/call", "request": _MCP_REQUEST, "response": response}
+    server = {"request": _MCP_REQUEST, "response": response}
+    fastmcp = {"mcp.method.name": "tools/call", "gen_ai.tool.name": "search_kb", "fastmcp.component.key": "search_kb"}
+    return Node(SpanSpec("tools/call search_kb", fastmcp, SpanKind.CLIENT), [
+        leaf("MCP request: tools/call search_kb", logfire),
+        Node(SpanSpec("MCP server handle request: tools/call", server), [
+            Node(SpanSpec("tools/call search_kb", fastmcp | {"fastmcp.server.name": "support-tools"}, SpanKind.SERVER)),
+        ]),
+    ])  # fmt: skip
+
+
+def _mcp_session_spans() -> list[Node]:
+    """The MCP requests of a session that are no tool call (Logfire's and the MCP SDK's spans)."""
+    return [
+        leaf("MCP request: initialize", {"rpc.method": "initialize", "request": '{"method":"initialize"}'}),
+        leaf("MCP send tools/list", {"mcp.method.name": "tools/list", "jsonrpc.request.id": "2"}),
+        leaf("tools/list", {"mcp.method.name": "tools/list", "fastmcp.component.key": ""}),
+    ]
+
+
+@pytest.mark.parametrize("failed", [False, True], ids=["ok", "failed"])
+def test_a_framework_tool_span_takes_the_arguments_and_result_its_mcp_client_and_server_spans_recorded(
+    failed: bool,
+) -> None:
+    framework = Node(
+        genai_tool("search_kb", attrs={"gen_ai.tool.call.id": "call_s1"}).spec,
+        [_mcp_spans(_MCP_FAILED if failed else _MCP_OK)],
+    )  # content off: no arguments, no result
+    agent = Node(SpanSpec("invoke_agent support", {"gen_ai.operation.name": "invoke_agent",
+                                                   "gen_ai.agent.name": "support"}), [*_mcp_session_spans(), framework])  # fmt: skip
+    traj = extract(spans_of(agent))
+    [call] = traj.calls(include_failed=True)
+    assert (call.name, call.call_id, call.args, call.args_source, call.failed, call.agent) == (
+        "search_kb", "call_s1", {"query": "refund policy"}, "span", failed, "support")  # fmt: skip
+    assert call.result == ("Error calling tool 'search_kb': knowledge base unavailable" if failed else
+                           "Refunds take 5 days.")  # fmt: skip
+    assert traj.model_requests == [] and [r.name for r in traj.agent_runs] == ["support"]
+    checks = [ArgumentCorrectness("search_kb", {"query": "refund policy"}, include_failed=True), MaxToolCalls(1)]
+    assert [r.outcome for r in grade(traj, checks)] == ["passed", "passed"]
+
+
+def test_the_mcp_sdk_client_span_is_the_same_call_and_its_json_rpc_id_is_no_call_id() -> None:
+    sdk = {"mcp.method.name": "tools/call", "jsonrpc.request.id": "5"}
+    server = {"mcp.method.name": "tools/call", "jsonrpc.request.id": "5", "mcp.protocol.version": "2026-07-28",
+              "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_kb", "error.type": "tool_error"}  # fmt: skip
+    client = Node(SpanSpec("MCP send tools/call search_kb", sdk, SpanKind.CLIENT),
+                  [Node(SpanSpec("tools/call search_kb", server, SpanKind.SERVER, status="error"))])  # fmt: skip
+    [call] = extract(spans_of(client, *_mcp_session_spans())).calls(include_failed=True)
+    assert (call.name, call.call_id, call.args, call.failed, call.span.name) == (
+        "search_kb", None, NOT_RECORDED, True, "MCP send tools/call search_kb")  # fmt: skip
+
+
+def test_an_mcp_servers_own_trace_is_its_calls() -> None:
+    server = {"request": _MCP_REQUEST, "response": _MCP_FAILED}
+    no_args = {"request": json.dumps({"method": "tools/call", "params": {"name": "ping"}}), "response": _MCP_OK}
+    traj = extract(spans_of(leaf("MCP server handle request: tools/call", server), *_mcp_session_spans(),
+                            leaf("MCP server handle request: tools/call", no_args)))  # fmt: skip
+    assert [(c.name, c.args, c.failed, c.dialect) for c in traj.calls(include_failed=True)] == [
+        ("search_kb", {"query": "refund policy"}, True, "mcp"),
+        ("ping", {}, False, "mcp"),  # a recorded request without arguments: the tool was given none
+    ]
+
+
 def _hybrid_spans(scope: str, tool_msg: bool) -> SpanTree:
     """A Pydantic AI run post-processed by OpenInference's span processor: both conventions on each span."""
     tool_attrs: dict[str, Any] = {

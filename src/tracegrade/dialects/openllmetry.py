@@ -4,7 +4,8 @@
 steps. Decorated tools record `traceloop.entity.input` = `{"args": [...], "kwargs": {...}}`: the arguments
 are the kwargs, except that with positional args and no kwargs the decoded value is kept (their names are
 unknown; none is guessed). LangChain tools record `{"input_str": ..., "inputs": {...}, ...}`: the arguments
-are `inputs`. LLM spans (`openai.chat`, ...) are told by `llm.request.type` (legacy) or
+are `inputs`; the MCP instrumentation's client tool span (`{tool}.tool`) `{"tool_name": ..., "arguments":
+{...}}` and its result `{"result": ..., "is_error": true}`. LLM spans (`openai.chat`, ...) are told by `llm.request.type` (legacy) or
 `gen_ai.operation.name`. `gen_ai.agent.name` is propagated to every span inside an `@agent`, so it never
 makes an agent span; spans without `traceloop.span.kind` (other instrumentations running inside a Traceloop
 workflow, which get `traceloop.workflow.name`) are read with the GenAI conventions.
@@ -195,7 +196,8 @@ def _decode(value: Any) -> Any:
 
 
 def _unwrap_input(value: Any) -> Any:
-    """The arguments in a decorator `{"args", "kwargs"}` or LangChain `{"input_str", "inputs"}` wrapper."""
+    """The arguments in a decorator `{"args", "kwargs"}`, LangChain `{"input_str", "inputs"}` or MCP client
+    `{"tool_name", "arguments"}` wrapper."""
     if not isinstance(value, dict):
         return value
     if value.keys() == {"args", "kwargs"}:
@@ -204,11 +206,16 @@ def _unwrap_input(value: Any) -> Any:
             return kwargs
     elif "input_str" in value and isinstance(value.get("inputs"), dict):
         return value["inputs"]
+    elif value.keys() == {"tool_name", "arguments"} and isinstance(value["arguments"], dict):
+        return value["arguments"]
     return value
 
 
 def _unwrap_output(value: Any) -> Any:
-    """LangChain tools record `{"output": ..., "kwargs": ...}`."""
-    if isinstance(value, dict) and value.keys() == {"output", "kwargs"}:
-        return value["output"]
+    """LangChain tools record `{"output": ..., "kwargs": ...}`, the MCP client `{"result": ...[, "is_error"]}`."""
+    if isinstance(value, dict):
+        if value.keys() == {"output", "kwargs"}:
+            return value["output"]
+        if value.keys() in ({"result"}, {"result", "is_error"}):
+            return value["result"]
     return value

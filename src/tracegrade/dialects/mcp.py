@@ -1,0 +1,105 @@
+"""MCP (Model Context Protocol) client and server spans of a `tools/call` request.
+
+Two shapes: the MCP semantic conventions (`mcp.method.name`; the tool in `gen_ai.tool.name`, else in the span
+name `tools/call {tool}` or the MCP SDK's client span `MCP send tools/call {tool}`), as the MCP SDK 2.x and
+FastMCP record them — neither records arguments or results; and Logfire's `instrument_mcp()` (mcp 1.x), a
+client span `MCP request: tools/call {tool}` and a server span `MCP server handle request: tools/call`,
+each holding the JSON-RPC `request` (tool name and arguments in `params`) and `response` (`content`,
+`isError`) whatever the content settings. A span that also carries `gen_ai.operation.name=execute_tool` is
+read by the GenAI conventions first; every other MCP method (`initialize`, `tools/list`, ...) is no step.
+`jsonrpc.request.id` numbers JSON-RPC messages: it is not the model's tool call id.
+
+One call is usually seen several times — the framework's tool span, the MCP client's span, the server's
+span in the same trace: `dialects.extract` merges a tool span inside a tool span of the same tool into the
+outer one, which takes the arguments, result and failure it lacks from them. Alone (an MCP server's own
+trace), such a span is the call.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..trajectory import AgentRun, ModelRequest, ToolCall
+from ._common import first_str
+from .genai import new_tool_call, set_failure
+
+if TYPE_CHECKING:
+    from ..tree import SpanNode
+
+__all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "tool_call"]
+
+name = "mcp"
+
+METHOD = "mcp.method.name"
+TOOLS_CALL = "tools/call"
+_NAME_PREFIXES = ("MCP request: ", "MCP server handle request: ", "MCP send ")
+"""Span names of Logfire's MCP client / server spans and of the MCP SDK's client spans."""
+
+
+def recognizes(node: SpanNode) -> bool:
+    return METHOD in node.attributes or node.name.startswith(_NAME_PREFIXES)
+
+
+def classify(node: SpanNode) -> ToolCall | bool:
+    """`recognizes` then `tool_call` (MCP spans are never agent runs or model requests)."""
+    if METHOD not in node.attributes and not node.name.startswith(_NAME_PREFIXES):
+        return False
+    return tool_call(node) or True
+
+
+def agent_run(node: SpanNode) -> AgentRun | None:
+    return None
+
+
+def model_request(node: SpanNode) -> ModelRequest | None:
+    return None
+
+
+def tool_call(node: SpanNode) -> ToolCall | None:
+    attrs = node.attributes
+    method, _, target = _unprefixed(node.name).partition(" ")
+    if (first_str(attrs, METHOD, "rpc.method") or method) != TOOLS_CALL:
+        return None
+    request = _decode(attrs.get("request")) if node.name.startswith(_NAME_PREFIXES[:2]) else None
+    params = request.get("params") if isinstance(request, dict) else None
+    if not isinstance(params, dict):
+        params = {}
+    tool = first_str(attrs, "gen_ai.tool.name") or first_str(params, "name") or (target if " " not in target else "")
+    if not tool:
+        return None
+    args = params.get("arguments", {}) if params else None  # a recorded request without arguments: none were given
+    call = new_tool_call(tool, args if isinstance(args, dict) else None, node, name)
+    response = _decode(attrs.get("response")) if params else None
+    if isinstance(response, dict):
+        call.result = _result(response)
+    set_failure(call, node)
+    if call.status == "ok" and isinstance(response, dict) and response.get("isError") is True:
+        call.status, call.error = "error", str(call.result)
+    return call
+
+
+def _unprefixed(span_name: str) -> str:
+    """`tools/call search` from `MCP send tools/call search` or `MCP request: tools/call search`."""
+    for prefix in _NAME_PREFIXES:
+        if span_name.startswith(prefix):
+            return span_name[len(prefix) :]
+    return span_name
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _result(response: dict[str, Any]) -> Any:
+    """A `CallToolResult`'s text content (joined), else its structured content, else the whole result."""
+    content = response.get("content")
+    if isinstance(content, list) and content and all(isinstance(c, dict) and c.get("type") == "text" for c in content):
+        return "\n".join(str(c.get("text", "")) for c in content)
+    structured = response.get("structuredContent")
+    return structured if structured is not None else response
