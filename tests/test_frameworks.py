@@ -247,11 +247,14 @@ _FRAMEWORK_PACKAGE = {
     "smolagents": "smolagents", "strands": "strands-agents", "vercel-ai": "ai",
 }  # fmt: skip
 _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
-          "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire"}  # fmt: skip
+          "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire",
+          "mcp-native": "its own, with MCP tools: the MCP SDK's and FastMCP's own spans",
+          "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",
+          "mcp-logfire": "its own, with MCP tools: Logfire MCP"}  # fmt: skip
 
 
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
-    packages, kind = entry["packages"], entry["instrumentor"]
+    packages, kind = entry["packages"], entry["instrumentor"].removeprefix("mcp-")
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
               "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire"}.get(kind)  # fmt: skip
     if prefix is None:
@@ -276,6 +279,8 @@ def frameworks_table() -> str:
         versions = [f"{package} {first['packages'].get(package, '?')}"]
         if (instrumentor := _instrumentor_package(first)) is not None:
             versions.append(instrumentor)
+        if kind.startswith("mcp-"):
+            versions.append(f"mcp {first['packages'].get('mcp', '?')}")
         lines.append(f"| {framework} | {_LABEL.get(kind, kind)} | {', '.join(versions)} | {len(entries)} |")
     return "\n".join(lines)
 
