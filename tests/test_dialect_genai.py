@@ -20,7 +20,9 @@ from _dialect_spans import (
     scenario_tree,
     spans_of,
 )
+from tracegrade import grade
 from tracegrade.dialects import extract
+from tracegrade.evaluators import ArgumentCorrectness
 from tracegrade.ingest import read_spans
 from tracegrade.tree import SpanTree
 
@@ -90,6 +92,22 @@ def test_genai_span_name_formats_without_an_operation_name() -> None:
 def test_strands_tool_status_error_is_a_failure_without_error_status() -> None:
     [call] = calls(spans_of(genai_tool("search", '{"q": "x"}', {"gen_ai.tool.status": "error"})))
     assert call.failed and call.status == "error"
+
+
+def test_strands_redacted_arguments_name_strands_own_redaction_switch() -> None:
+    """Strands replaces content by `[REDACTED]` when OTEL_SEMCONV_STABILITY_OPT_IN holds a
+    `gen_ai_unredacted_attributes=` token that does not list it (fixtures/frameworks/strands--native--content-off--*);
+    it reads no capture-content variable, so the reason names that token."""
+    redacted = [("gen_ai.tool.message", {"role": "tool", "content": "[REDACTED]", "id": "call_o1"}),
+                ("gen_ai.choice", {"message": "[REDACTED]", "id": "call_o1"})]  # fmt: skip
+    attrs = {"gen_ai.system": "strands-agents", "gen_ai.tool.call.id": "call_o1", "gen_ai.tool.status": "success"}
+    tool = genai_tool("get_order", None, attrs)
+    tree = spans_of(Node(SpanSpec(tool.spec.name, tool.spec.attributes, events=redacted)),
+                    scope="strands.telemetry.tracer")  # fmt: skip
+    [result] = grade(tree, [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert result.outcome == "not_evaluated", result.reasoning
+    assert "gen_ai_unredacted_attributes" in result.reasoning, result.reasoning
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" not in result.reasoning
 
 
 def test_error_type_alone_is_a_failure() -> None:

@@ -123,3 +123,67 @@ def test_openinference_agent_runs_are_named_after_the_agent_not_the_method(
     assert [c.agent for c in traj.tool_calls] == [agent]
     [scoped] = grade(tree, [ToolCorrectness(expected_tools=["get_order"], agent=agent)])
     assert scoped.outcome == "passed", scoped.reasoning
+
+
+# StrandsAgentsToOpenInferenceProcessor (openinference-instrumentation-strands-agents 0.1.12) as recorded in
+# fixtures/frameworks/strands--openinference--*: Strands' own spans (scope strands.telemetry.tracer) keep their
+# gen_ai.* attributes and gain OpenInference ones; content off = the processor's TraceConfig hiding inputs and
+# outputs (input.value / output.value become __REDACTED__, tool.parameters and the messages are dropped).
+_STRANDS = {"gen_ai.system": "strands-agents"}
+_HIDDEN = {"input.value": "__REDACTED__", "output.value": "__REDACTED__"}
+
+
+def _strands_converted(content: bool) -> Node:
+    agent = _STRANDS | {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support",
+                        "gen_ai.request.model": "gpt-4o", "openinference.span.kind": "AGENT",
+                        "graph.node.id": "strands_agent", "llm.model_name": "gpt-4o"}  # fmt: skip
+    cycle = _STRANDS | {"gen_ai.operation.name": "execute_event_loop_cycle", "event_loop.cycle_id": "c1",
+                        "openinference.span.kind": "CHAIN"}  # fmt: skip
+    chat = _STRANDS | {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                       "gen_ai.usage.input_tokens": 56, "gen_ai.usage.output_tokens": 57,
+                       "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o",
+                       "llm.token_count.prompt": 56, "llm.token_count.completion": 57}  # fmt: skip
+    tool = _STRANDS | {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order",
+                       "gen_ai.tool.call.id": "call_o1", "gen_ai.tool.status": "success",
+                       "openinference.span.kind": "TOOL", "tool.name": "get_order", "tool.call_id": "call_o1"}  # fmt: skip
+    if content:
+        out = "llm.output_messages.0.message"
+        chat |= {f"{out}.role": "assistant", f"{out}.finish_reason": "tool_use",
+                 f"{out}.tool_calls.0.tool_call.id": "call_o1",
+                 f"{out}.tool_calls.0.tool_call.function.name": "get_order",
+                 f"{out}.tool_calls.0.tool_call.function.arguments": '{"order_id": 1234}'}  # fmt: skip
+        tool |= {"tool.parameters": '{"order_id": 1234}', "input.value": '{"order_id": 1234}',
+                 "input.mime_type": "application/json", "output.value": "order 1234: shipped"}  # fmt: skip
+    else:
+        agent, cycle, chat, tool = (attrs | _HIDDEN for attrs in (agent, cycle, chat, tool))
+    return Node(SpanSpec("invoke_agent support", agent, status="ok"), [
+        Node(SpanSpec("execute_event_loop_cycle", cycle, status="ok"), [
+            Node(SpanSpec("chat", chat, status="ok")),
+            Node(SpanSpec("execute_tool get_order", tool, status="ok")),
+        ]),
+    ])  # fmt: skip
+
+
+def test_a_strands_span_converted_by_openinference_is_one_step() -> None:
+    """Each span carries both Strands' GenAI attributes and OpenInference's: one call (the model's requested
+    call merged into it by id), one model request, one agent run."""
+    traj = extract(spans_of(_strands_converted(content=True), scope="strands.telemetry.tracer"))
+    assert [(c.name, c.call_id, c.args, c.result, c.agent) for c in traj.all_calls] == [
+        ("get_order", "call_o1", {"order_id": 1234}, "order 1234: shipped", "support")
+    ]
+    assert [(r.model, r.input_tokens) for r in traj.model_requests] == [("gpt-4o", 56)]
+    assert [r.name for r in traj.agent_runs] == ["support"]
+
+
+def test_strands_content_hidden_by_the_openinference_processor_names_both_switches() -> None:
+    """The content of a converted Strands span is hidden by the processor's TraceConfig or by Strands' own
+    redaction: the reason names both, not a setting Strands does not read."""
+    tree = spans_of(_strands_converted(content=False), scope="strands.telemetry.tracer")
+    [call] = calls(tree)
+    assert call.args is NOT_RECORDED
+    [result] = grade(tree, [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert result.outcome == "not_evaluated", result.reasoning
+    for setting in ("OPENINFERENCE_HIDE_INPUTS=false", "StrandsAgentsToOpenInferenceProcessor",
+                    "gen_ai_unredacted_attributes"):  # fmt: skip
+        assert setting in result.reasoning, result.reasoning
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" not in result.reasoning

@@ -23,24 +23,39 @@ __all__ = ["TOOL_FINISH_REASONS", "content_setting", "finish_reasons", "missing_
 
 TOOL_FINISH_REASONS = frozenset({"tool_calls", "tool_call", "tool_use", "tool-calls", "function_call"})
 
+_OPENINFERENCE = "OPENINFERENCE_HIDE_INPUTS=false and OPENINFERENCE_HIDE_OUTPUTS=false"
+_STRANDS = (
+    "no gen_ai_unredacted_attributes= token in OTEL_SEMCONV_STABILITY_OPT_IN, or one that lists the content "
+    "attributes (Strands Agents redacts every sensitive attribute the token does not list)"
+)
 _SETTINGS: tuple[tuple[str, str], ...] = (
     # (instrumentation scope prefix, what records message content), most specific first
     ("opentelemetry.instrumentation.openai_v2", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
      "(opentelemetry-instrumentation-openai-v2; content then arrives as log records, give them to tracegrade too)"),
     ("opentelemetry.instrumentation.google_genai", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"),
     ("opentelemetry.instrumentation.", "TRACELOOP_TRACE_CONTENT=true (OpenLLMetry)"),
-    ("openinference.instrumentation.", "OPENINFERENCE_HIDE_INPUTS=false and OPENINFERENCE_HIDE_OUTPUTS=false "
-     "(OpenInference TraceConfig)"),
+    ("openinference.instrumentation.", f"{_OPENINFERENCE} (OpenInference TraceConfig)"),
     ("pydantic-ai", "InstrumentationSettings(include_content=True) on the agent "
      "(or tracegrade.content.instrument_content() in the test process)"),
     ("gcp.vertex.agent", "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true, or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
      "=true with the latest telemetry schema (Google ADK)"),
     ("agent_framework", "enable_sensitive_data=True (Microsoft Agent Framework observability)"),
-    ("strands", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (Strands Agents)"),
+    ("strands", _STRANDS),
     ("com.anthropic.sdk", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the Anthropic SDK's tracing)"),
     ("logfire", "logfire's content scrubbing / capture settings"),
     ("ai", "experimental_telemetry: { recordInputs: true, recordOutputs: true } (Vercel AI SDK)"),
 )  # fmt: skip
+
+
+_CONVERTED_SETTINGS: tuple[tuple[str, str], ...] = (
+    # (scope prefix, what records message content) for a framework's span that an OpenInference span processor
+    # with a content switch of its own converted in place (the span keeps its scope, gains openinference.span.kind)
+    ("strands", f"{_OPENINFERENCE} (the TraceConfig of StrandsAgentsToOpenInferenceProcessor), and {_STRANDS}"),
+)  # fmt: skip
+
+
+def _scope_matches(scope: str, prefix: str) -> bool:
+    return scope == prefix or (prefix.endswith(".") and scope.startswith(prefix)) or scope.startswith(prefix + ".")
 
 
 _DIALECT_SCOPES = {
@@ -54,10 +69,12 @@ _DIALECT_SCOPES = {
 
 def content_setting(node: SpanNode | None, dialect: str | None = None) -> str:
     """The setting that makes the instrumentation that wrote `node` record message content: found by the
-    span's scope, else by the `dialect` that read the span."""
+    span's scope (and, for a span an OpenInference processor converted, that processor's switch too), else by
+    the `dialect` that read the span."""
     scope = node.scope_name if node is not None else ""
-    for prefix, setting in _SETTINGS:
-        if scope == prefix or (prefix.endswith(".") and scope.startswith(prefix)) or scope.startswith(prefix + "."):
+    converted = node is not None and "openinference.span.kind" in node.attributes
+    for prefix, setting in (*_CONVERTED_SETTINGS, *_SETTINGS) if converted else _SETTINGS:
+        if _scope_matches(scope, prefix):
             return setting
     if not scope and (key := _DIALECT_SCOPES.get(dialect or "")) is not None:
         return next(setting for prefix, setting in _SETTINGS if prefix == key)
