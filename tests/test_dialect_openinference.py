@@ -187,3 +187,45 @@ def test_strands_content_hidden_by_the_openinference_processor_names_both_switch
                     "gen_ai_unredacted_attributes"):  # fmt: skip
         assert setting in result.reasoning, result.reasoning
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" not in result.reasoning
+
+
+# Two chat spans of Agent Framework as OpenInference's AgentFrameworkToOpenInferenceProcessor leaves them
+# (corpus run agent-framework--openinference--content-on), without the execute_tool spans: both conventions on
+# each span. The processor flattens the tool message of the parallel pair into one message under the last call id.
+_CALLS = [{"type": "tool_call", "id": "call_w1", "name": "get_weather", "arguments": '{"city": "Paris"}'},
+          {"type": "tool_call", "id": "call_o1", "name": "get_order", "arguments": '{"order_id": 1234}'}]  # fmt: skip
+_USER = {"role": "user", "parts": [{"type": "text", "content": "What is the status of order 1234?"}]}
+_AF_CHAT = {"openinference.span.kind": "LLM", "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+            "llm.model_name": "gpt-4o"}  # fmt: skip
+_AF_REQUEST = _AF_CHAT | {
+    "gen_ai.input.messages": json.dumps([_USER]),
+    "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": _CALLS, "finish_reason": "tool_call"}]),
+    "llm.input_messages.0.message.role": "user",
+    "llm.input_messages.0.message.content": "What is the status of order 1234?",
+    "llm.output_messages.0.message.role": "assistant",
+    **{f"llm.output_messages.0.message.tool_calls.{i}.tool_call.{key}": part[field]
+       for i, part in enumerate(_CALLS)
+       for key, field in (("id", "id"), ("function.name", "name"), ("function.arguments", "arguments"))},
+}  # fmt: skip
+_AF_ANSWER = _AF_CHAT | {
+    "gen_ai.input.messages": json.dumps([_USER, {"role": "assistant", "parts": _CALLS}, {"role": "tool", "parts": [
+        {"type": "tool_call_response", "id": "call_w1", "response": "sunny, 21C"},
+        {"type": "tool_call_response", "id": "call_o1", "response": "order 1234: shipped"}]}]),
+    "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Shipped."}]}]),
+    "llm.input_messages.1.message.role": "tool",
+    "llm.input_messages.1.message.tool_call_id": "call_o1",
+    "llm.input_messages.1.message.content": "sunny, 21C order 1234: shipped",
+}  # fmt: skip
+
+
+def test_a_span_in_both_conventions_gives_each_requested_call_its_own_result() -> None:
+    """The GenAI messages a converting processor keeps hold one result per call id; its flattened copy
+    joins the parallel results under the last id. Each call is counted once, with its own result."""
+    tree = spans_of(leaf("chat gpt-4o", _AF_REQUEST, "ok"), leaf("chat gpt-4o", _AF_ANSWER, "ok"),
+                    scope="agent_framework")  # fmt: skip
+    traj = extract(tree)
+    assert [(c.name, c.call_id, c.args, c.result) for c in traj.all_calls] == [
+        ("get_weather", "call_w1", {"city": "Paris"}, "sunny, 21C"),
+        ("get_order", "call_o1", {"order_id": 1234}, "order 1234: shipped"),
+    ]
+    assert len(traj.model_requests) == 2

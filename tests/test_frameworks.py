@@ -219,7 +219,12 @@ def _records_naming_no_span(logs_file: Path) -> int:
 
 
 @pytest.mark.parametrize(
-    "run", ["anthropic--openllmetry--content-on--events", "langgraph--openllmetry--content-on--events"]
+    "run",
+    [
+        "anthropic--openllmetry--content-on--events",
+        "langgraph--openllmetry--content-on--events",
+        "agent-framework--openinference--content-on",  # spans in both conventions (OpenInference's processor)
+    ],
 )
 def test_load_traces_counts_the_log_records_it_could_not_attach(run: str) -> None:
     entry = _entry(CORPUS / "entries" / f"{run}.json")
@@ -231,7 +236,7 @@ def test_load_traces_counts_the_log_records_it_could_not_attach(run: str) -> Non
         assert _outcomes(got) == ["not_evaluated"] * len(trees)
         for r in got:
             assert f"{expected} OTel {UNATTRIBUTED[0]}" in r.reasoning and UNATTRIBUTED[3] in r.reasoning, r.reasoning
-    else:  # LangChain's events name their spans: all attached, nothing said about unattributed records
+    else:  # LangChain's and Agent Framework's events name their spans: all attached, nothing said about them
         assert sum(len(n.logs) for t in trees for n in t) == len(read_logs(CORPUS / entry["logs"]))
         assert not any(UNATTRIBUTED[0] in r.reasoning for r in got)
 

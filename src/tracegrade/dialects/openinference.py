@@ -9,7 +9,7 @@ smolagents and CrewAI put the schema there; the Pydantic AI and Google ADK instr
 `"__REDACTED__"` (the `OPENINFERENCE_HIDE_*` settings) means not recorded. An agent run is named by
 `agent.name`, else `graph.node.name` / `graph.node.id` (CrewAI and AutoGen record the agent's role or name
 there, and name the span after the method, `support._execute_core`), else by its span name. Status OK is a normal success.
-Spans that also carry `gen_ai.*` (the Pydantic AI processor, ADK) fall back to those attributes.
+Spans that also carry `gen_ai.*` (the Pydantic AI and Agent Framework processors, ADK) fall back to those attributes.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
 from ._common import COST_AMOUNT, cost_of, first_int, first_str
+from ._messages import flattened_results, otel_results
 from .genai import HANDOFF_SOURCE, HANDOFF_TARGET, NO_CALL_ID, adk_error, is_transfer, new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -26,18 +27,21 @@ if TYPE_CHECKING:
 
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "classify", "cost", "handoff", "model_request", "name", "recognizes", "tool_call"]
+__all__ = [
+    "agent_run", "classify", "cost", "handoff", "model_request", "name", "recognizes", "tool_call", "tool_results",
+]  # fmt: skip
 
 name = "openinference"
 MESSAGE_SHAPES = ("openinference", "otel")
-"""Where this convention records a model's requested tool calls and the results it was given
-(`_messages.requested` / `_messages.results`)."""
+"""Where this convention records a model's requested tool calls (`_messages.requested`); the results it was
+given are read by `tool_results`."""
 
 ARGS_MAY_BE_WRAPPED = True
 """Tool spans may record the framework's wrapper around the arguments (smolagents' `{"args", "kwargs", ...}`,
 LlamaIndex's `{"kwargs"}`, LangGraph's bare string): `dialects.extract` prefers the model's requested ones."""
 
 KIND = "openinference.span.kind"
+_GENAI_INPUT = "gen_ai.input.messages"
 REDACTED = "__REDACTED__"
 _ADK_SCOPE = "openinference.instrumentation.google_adk"
 _SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
@@ -180,6 +184,17 @@ def model_request(node: SpanNode) -> ModelRequest | None:
         if COST_TOTAL in attrs or COST_PROMPT in attrs or COST_COMPLETION in attrs or COST_AMOUNT in attrs
         else None,
     )
+
+
+def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """`{call_id: result}` of the tool messages in a model-request span's input: the flattened
+    `llm.input_messages.N.message.{role=tool, tool_call_id, content}`, overridden by the GenAI
+    `gen_ai.input.messages` parts a converting processor keeps beside them (Agent Framework's), which hold one
+    result per call id where its flattened copy joins a tool message's results under the last id."""
+    found = flattened_results(attrs, "openinference")
+    if (raw := attrs.get(_GENAI_INPUT)) is not None:
+        found.update(otel_results(raw))
+    return found
 
 
 def cost(attrs: Mapping[str, Any]) -> Cost | None:
