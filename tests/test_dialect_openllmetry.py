@@ -27,6 +27,7 @@ from tracegrade.evaluators import (
     ToolCorrectness,
 )
 from tracegrade.ingest import read_spans
+from tracegrade.spans import LogRecord
 from tracegrade.tree import SpanTree
 
 FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
@@ -301,3 +302,27 @@ def test_a_finish_reason_recorded_only_by_the_provider_span_inside_a_request_dec
         assert (none_called.outcome, one_called.outcome) == ("not_evaluated", "not_evaluated")
         assert "whether tools were called is unknown" in none_called.reasoning
         assert "TRACELOOP_TRACE_CONTENT=true" in none_called.reasoning
+
+
+@pytest.mark.parametrize(
+    ("scope", "switch"),
+    [("opentelemetry.instrumentation.litellm", "use_legacy_attributes"),
+     ("opentelemetry.instrumentation.anthropic", "use_attributes")],
+)  # fmt: skip
+def test_content_in_log_records_naming_no_span_names_the_instrumentors_own_switch(scope: str, switch: str) -> None:
+    """OpenLLMetry's LiteLLM events (`LiteLLMInstrumentor(use_legacy_attributes=False)`, content off, as recorded
+    in the corpus) carry no trace or span id: the tool checks are not_evaluated, and the fix names the argument
+    that instrumentor takes (0.62.4: `use_legacy_attributes` there, `use_attributes` in the Anthropic one)."""
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "openai/gpt-4o", "llm.is_streaming": False,
+            "gen_ai.provider.name": "openai", "gen_ai.response.id": "chatcmpl-fake00000001",
+            "gen_ai.response.model": "gpt-4o", "gen_ai.usage.input_tokens": 49, "gen_ai.usage.output_tokens": 31,
+            "gen_ai.response.finish_reasons": ("tool_call",)}  # fmt: skip
+    tree = spans_of(leaf("litellm.chat", chat), scope=scope)
+    choice = {"index": 0, "message": {}, "finish_reason": "tool_call", "tool_calls": [
+        {"function": {"name": "get_weather"}, "id": "call_w1", "type": "function"}]}  # fmt: skip
+    record = LogRecord(0, 0, 1, "gen_ai.choice", choice, {"gen_ai.provider.name": "litellm"}, scope_name=scope)
+    assert tree.attach_logs([record]) == [record]
+    [got] = grade(extract(tree), [ToolCorrectness(expected_tools=["get_weather"])])
+    assert got.outcome == "not_evaluated", got.reasoning
+    assert "1 OTel log record(s) name no span" in got.reasoning and "TRACELOOP_TRACE_CONTENT=true" in got.reasoning
+    assert f"instrumentor's {switch}=True" in got.reasoning and f"{switch}=False sends it" in got.reasoning

@@ -142,13 +142,19 @@ def _stored_elsewhere(ref: str) -> str:
     )
 
 
+_LEGACY_SWITCH = ("opentelemetry.instrumentation.litellm", "opentelemetry.instrumentation.llamaindex")
+"""OpenLLMetry instrumentors whose switch between content on the spans and log records is still named
+`use_legacy_attributes` (0.62; the OpenAI and Anthropic ones renamed it `use_attributes`)."""
+
+
 def _unattributed(count: int, node: SpanNode | None) -> str:
     """Why content sent as log records that name no span cannot be read, and what would fix it."""
     scope = node.scope_name if node is not None else ""
     if scope.startswith("opentelemetry.instrumentation.") and not scope.startswith(_OTEL_GENAI):
+        switch = "use_legacy_attributes" if any(_scope_matches(scope, p) for p in _LEGACY_SWITCH) else "use_attributes"
         fix = (
-            f"{content_setting(node)} with the instrumentor's use_attributes=True (its default: content on the "
-            "spans; use_attributes=False sends it as log records)"
+            f"{content_setting(node)} with the instrumentor's {switch}=True (its default: content on the "
+            f"spans; {switch}=False sends it as log records)"
         )
     else:
         fix = content_setting(node)
