@@ -229,3 +229,32 @@ def test_a_span_in_both_conventions_gives_each_requested_call_its_own_result() -
         ("get_order", "call_o1", {"order_id": 1234}, "order 1234: shipped"),
     ]
     assert len(traj.model_requests) == 2
+
+
+def _oi_request(name: str, history: dict[str, Any], call: tuple[str, str, str] | None) -> dict[str, Any]:
+    """An LLM span's attributes as OpenInference's LiteLLM / OpenAI instrumentors record them (content on)."""
+    attrs = {"openinference.span.kind": "LLM", "llm.model_name": name, **history}
+    if call is None:
+        return attrs | {"llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": "ok"}
+    call_id, tool, args = call
+    prefix = "llm.output_messages.0.message.tool_calls.0.tool_call."
+    return attrs | {"llm.finish_reason": "tool_calls", f"{prefix}id": call_id, f"{prefix}function.name": tool,
+                    f"{prefix}function.arguments": args}  # fmt: skip
+
+
+@pytest.mark.parametrize("nested", [True, False], ids=["provider-span-inside", "litellm-span-alone"])
+def test_a_requested_calls_result_comes_from_the_provider_span_inside_the_request(nested: bool) -> None:
+    """LiteLLM's OpenInference span records the next request's tool message without its `tool_call_id`
+    (openinference-instrumentation-litellm 0.1.51); the OpenAI instrumentor's `ChatCompletion` span inside it,
+    the same request, records the id: the call's result is read from there, and is not guessed without it."""
+    tool_message = {"llm.input_messages.0.message.role": "tool", "llm.input_messages.0.message.content": "sunny, 21C"}
+    with_id = tool_message | {"llm.input_messages.0.message.tool_call_id": "call_w1"}
+    requested = ("call_w1", "get_weather", '{"city": "Paris"}')
+    first = Node(SpanSpec("completion", _oi_request("openai/gpt-4o", {}, requested)))
+    inner = SpanSpec("ChatCompletion", _oi_request("gpt-4o", with_id, None), scope="openinference.instrumentation.openai")
+    second = Node(SpanSpec("completion", _oi_request("openai/gpt-4o", tool_message, None)), [Node(inner)] if nested else [])
+    traj = extract(spans_of(first, second, scope="openinference.instrumentation.litellm"))
+    assert len(traj.model_requests) == 2
+    [call] = traj.all_calls
+    assert (call.name, call.call_id, call.args, call.executed) == ("get_weather", "call_w1", {"city": "Paris"}, None)
+    assert call.result == ("sunny, 21C" if nested else None)

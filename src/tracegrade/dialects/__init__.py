@@ -112,6 +112,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     others = classifiers[1:]
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
+    absorbed: list[ModelRequest] = []  # the same requests recorded again inside them (read for tool results)
     runs: list[AgentRun] = []
     handoffs: list[Handoff] = []
     decided: list[tuple[int, str, str | None, str | None, SpanNode, AgentRun | None]] = []
@@ -183,6 +184,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                 req: ModelRequest = step  # type: ignore[assignment]
                 if type(outer) is ModelRequest:
                     _absorb_request(outer, req)  # a provider's span inside a framework's span for one request
+                    absorbed.append(req)
                 else:
                     if run is not None:
                         req.agent = run.name
@@ -228,7 +230,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
             found = readers[dialect] = _message_readers(dialect)
         return found
 
-    added, notes = merge_requested(calls, requests, readers_of, twins, handoffs, wrapping)
+    added, notes = merge_requested(calls, requests, readers_of, twins, handoffs, wrapping, absorbed)
     if explain is not None:
         _explain_merge(explain, twins, added)
     calls.extend(added)

@@ -37,12 +37,15 @@ def merge_requested(
     twins: Mapping[int, list[ModelRequest]] | None = None,
     handoffs: Sequence[Handoff] = (),
     wrapping: frozenset[str] = frozenset(),
+    absorbed: Sequence[ModelRequest] = (),
 ) -> tuple[list[ToolCall], list[str]]:
     """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
     telemetry left out (requested calls without a tool name). `twins` are other records of the same
     request (by the kept request's identity): read when the request's own span holds no calls.
     `wrapping` names the dialects whose tool spans may record a framework's wrapper around the arguments
-    (their recorded arguments are compared with the model's; other dialects record the model's own)."""
+    (their recorded arguments are compared with the model's; other dialects record the model's own).
+    `absorbed` are the same requests recorded again by a provider's span inside them: their tool messages give
+    the results the outer spans do not tie to a call id (LiteLLM's OpenInference span records none)."""
     handed_ids: set[str | None] = set()
     handed_tools: set[str | None] = set()
     if handoffs:
@@ -106,7 +109,7 @@ def merge_requested(
             added.append(call)
     if any(call.call_id is not None for call in added):  # input messages repeat the whole history: read if needed
         results: dict[str, Any] = {}
-        for req in requests:
+        for req in (*absorbed, *requests):  # a request's own span wins over the provider's inside it
             if req.span is not None:
                 results.update(readers_of(req.dialect)[1](req.span.attributes))
                 results.update(_messages.logs_results(req.span.logs))
