@@ -326,3 +326,30 @@ def test_content_in_log_records_naming_no_span_names_the_instrumentors_own_switc
     assert got.outcome == "not_evaluated", got.reasoning
     assert "1 OTel log record(s) name no span" in got.reasoning and "TRACELOOP_TRACE_CONTENT=true" in got.reasoning
     assert f"instrumentor's {switch}=True" in got.reasoning and f"{switch}=False sends it" in got.reasoning
+
+
+def _agno_agent(*children: Node) -> Node:
+    attrs = {"gen_ai.system": "agno", "traceloop.span.kind": "agent", "gen_ai.agent.name": "support",
+             "traceloop.entity.input": "What is the status of order 1234?"}  # fmt: skip
+    return Node(SpanSpec("support.agent", attrs), children)
+
+
+def _agno_tool(tool: str, args: dict[str, Any]) -> Node:
+    return ol_tool(tool, args, {"gen_ai.system": "agno", "gen_ai.tool.name": tool})
+
+
+def test_an_agent_scoped_check_is_not_evaluated_when_calls_lie_outside_every_agent_run() -> None:
+    """OpenLLMetry's Agno instrumentation on a streaming run: each tool span is a root of its own trace, beside
+    the agent's span, so nothing says which agent made the calls; the unscoped check still reads them."""
+    tree = spans_of(_agno_agent(), _agno_tool("get_order", {"order_id": 1234}))
+    scoped, whole = grade(extract(tree), [ToolCorrectness(expected_tools=["get_order"], agent="support"),
+                                          ToolCorrectness(expected_tools=["get_order"])])  # fmt: skip
+    assert scoped.outcome == "not_evaluated", scoped.reasoning
+    assert "1 tool call(s) lie outside every agent run" in scoped.reasoning and "'support'" in scoped.reasoning
+    assert whole.outcome == "passed", whole.reasoning
+
+
+def test_calls_inside_the_agent_span_are_credited_to_the_agent() -> None:
+    tree = spans_of(_agno_agent(_agno_tool("get_order", {"order_id": 1234})))
+    (scoped,) = grade(extract(tree), [ToolCorrectness(expected_tools=["get_order"], agent="support")])
+    assert scoped.outcome == "passed", scoped.reasoning

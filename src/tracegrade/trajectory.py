@@ -407,7 +407,8 @@ class Trajectory:
 
     def scope(self, *, agent: str | None = None, subtree: Any = None) -> Trajectory:
         """Only what `agent` did (by its agent run), and/or only spans under the first span matching
-        the `subtree` SpanQuery. Raises `LookupError` naming what exists when nothing matches."""
+        the `subtree` SpanQuery. Raises `LookupError` naming what exists when nothing matches, and when
+        scoping to an agent while some calls lie outside every agent run (which agent made them is unknown)."""
         calls, requests, runs, handoffs = self.all_calls, self.model_requests, self.agent_runs, self.handoffs
         tree = self.tree
         if subtree is not None:
@@ -422,6 +423,12 @@ class Trajectory:
             if not any(r.name == agent for r in runs) and not any(c.agent == agent for c in calls):
                 names = sorted({str(r.name) for r in self.agent_runs} | {c.agent for c in self.all_calls if c.agent})
                 raise LookupError(f"no agent run named {agent!r} (agent runs: {names})")
+            if loose := sum(1 for c in calls if c.agent is None):
+                # e.g. tool spans a streaming run leaves in traces of their own: any agent may have made them
+                raise LookupError(
+                    f"{loose} tool call(s) lie outside every agent run (no agent span above them, no agent name "
+                    f"on them): the telemetry does not say whether agent {agent!r} made them"
+                )
             calls = [c for c in calls if c.agent == agent]
             requests = [r for r in requests if r.agent == agent]
             runs = [r for r in runs if r.name == agent]
