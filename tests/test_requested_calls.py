@@ -205,10 +205,10 @@ def test_arguments_are_recovered_by_call_id_without_an_agent_run() -> None:
 
 def test_tool_spans_without_call_ids_are_matched_in_order_within_the_response() -> None:
     traj = _executed_and_requested({cid: _tool(n, None) for step in STEPS for n, cid, _ in step}, agent=True)
-    assert [(c.name, c.args) for c in traj.tool_calls] == [
-        ("get_weather", {"city": "Paris"}),
-        ("get_order", {"order_id": 1234}),
-        ("search_kb", {"query": "refund policy"}),
+    assert [(c.name, c.args, c.call_id) for c in traj.tool_calls] == [  # each takes the model's call id
+        ("get_weather", {"city": "Paris"}, STEPS[0][0][1]),
+        ("get_order", {"order_id": 1234}, STEPS[0][1][1]),
+        ("search_kb", {"query": "refund policy"}, STEPS[1][0][1]),
     ]
     assert len(traj.all_calls) == 3  # matched, not added twice
 

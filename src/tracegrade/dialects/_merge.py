@@ -44,6 +44,7 @@ def merge_requested(
     request (by the kept request's identity): read when the request's own span holds no calls.
     `wrapping` names the dialects whose tool spans may record a framework's wrapper around the arguments
     (their recorded arguments are compared with the model's; other dialects record the model's own).
+    An executed call matched by name and order (its span records no call id) takes the model's call id.
     `absorbed` are the same requests recorded again by a provider's span inside them: their tool messages give
     the results the outer spans do not tie to a call id (LiteLLM's OpenInference span records none)."""
     handed_ids: set[str | None] = set()
@@ -94,6 +95,8 @@ def merge_requested(
             if hit is not None:
                 matched.add(id(hit))
                 _adopt_arguments(hit, r.arguments, wrapping)
+                if hit.call_id is None and r.call_id is not None:  # a tool span without one: the model's id
+                    hit.call_id = r.call_id
                 continue
             if r.name is None:
                 notes.append(f"model request {span.name!r} requested a tool call whose name was not recorded")
