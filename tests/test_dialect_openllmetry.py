@@ -90,7 +90,7 @@ def test_the_mcp_client_tool_span_completes_the_framework_call_it_is_inside(fail
 def test_openllmetry_positional_arguments_fail_the_check_showing_what_was_recorded() -> None:
     tree = spans_of(ol_tool("weather", {"args": ["Paris"], "kwargs": {}}))
     [result] = grade(tree, [ArgumentCorrectness("weather", {"city": "Paris"})])
-    assert result.outcome == "failed" and "do not match (subset): missing key 'city'" in result.reasoning
+    assert result.outcome == "failed" and "argument mismatch: missing key 'city'" in result.reasoning
 
 
 def test_openllmetry_workflow_task_and_propagated_agent_name_are_not_steps() -> None:

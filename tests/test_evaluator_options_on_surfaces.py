@@ -61,7 +61,7 @@ def test_expect_takes_every_mode() -> None:
     got = outcomes(expect)
     assert [o for _, o, _ in got] == ["passed"] * 8 + ["failed", "passed"], got  # evaluators, args, trajectory
     assert got[-1][0] == "TrajectoryMatch" and got[8][2].startswith(
-        "arguments of 'fetch' (call 1) do not match (subset): key 'id': expected 7, got 8"
+        "Tool 'fetch' argument mismatch (subset mode, call 1): expected {'id': 7}, observed {'id': 8, "
     )
 
 

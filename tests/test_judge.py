@@ -310,7 +310,7 @@ def calls_ctx(*calls: ToolCall, source: str = "spans") -> TurnContext:
 @pytest.mark.parametrize(
     ("calls", "outcome", "reason"),
     [
-        ((ToolCall("search", {"q": "x"}),), "failed", "tool 'book_slot' was never called (called: ['search'])"),
+        ((ToolCall("search", {"q": "x"}),), "failed", "Tool 'book_slot' was never called (tools called: ['search'])"),
         ((ToolCall("book_slot"),), "not_evaluated", "were not recorded; to record them"),
         ((ToolCall("book_slot", "10am"),), "failed", "was called but no dict arguments were captured: '10am'"),
     ],

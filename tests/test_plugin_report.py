@@ -69,8 +69,8 @@ def test_terminal_summary_shows_score_runs_and_each_failed_turn_with_its_traject
         "FAILED test_evals.py::test_wrong_time - score 0.00 (0/2 runs passed, threshold 0.50); "
         "checks: 0 passed, 2 failed, 0 not evaluated, 0 errors",
         '  run 1, turn 1: \'book {"time": "9pm"}\'',
-        "    ToolCallArgsEvaluator [failed]: arguments of 'book' do not match (subset): "
-        "key 'time': expected '10am', got '9pm'",
+        "    ToolCallArgsEvaluator [failed]: Tool 'book' argument mismatch (subset mode): expected {'time': '10am'}, "
+        "observed [{'time': '9pm'}] (key 'time': expected '10am', got '9pm')",
         "    trajectory (spans): book(time='9pm')",
         "  run 2, turn 1:",
         "2 eval(s): 1 passed, 1 failed; checks: 4 passed, 2 failed, 0 not evaluated, 0 errors",
@@ -235,7 +235,7 @@ def test_four_outcomes_are_counted_apart_and_not_evaluated_follows_the_setting(
         "FAILED test_evals.py::test_mixed - score 0.00 (0/1 runs passed, threshold 0.80); "
         f"checks: 1 passed, 1 failed, 1 not evaluated{skipped}, 1 errors",
         "Broken [error]: Broken raised RuntimeError: evaluator bug",
-        "ToolCallEvaluator [failed]: missing required tool(s) ['fetch']",
+        "ToolCallEvaluator [failed]: Expected tool 'fetch' not in ['book']",
         "ToolCallArgsEvaluator [not_evaluated]: tool 'book' was called but no dict arguments were captured",
         "3 eval(s): ",
         f"checks: 2 passed, 1 failed, 2 not evaluated{skipped}, 1 errors",

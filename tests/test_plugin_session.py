@@ -259,7 +259,7 @@ def test_assert_threshold_lists_the_failed_checks_with_the_trajectory() -> None:
         result.assert_threshold()
     message = str(excinfo.value)
     assert message.startswith("LLM eval failed: score=0.00 < threshold=0.80 (0/2 runs passed)")
-    assert "run 2, turn 1: ToolCallEvaluator [failed]: missing required tool(s) ['book']" in message
+    assert "run 2, turn 1: ToolCallEvaluator [failed]: Expected tool 'book' not in" in message
     assert "trajectory (returned): search" in message
 
 

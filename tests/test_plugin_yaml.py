@@ -113,7 +113,7 @@ def test_yaml_tags_select_with_k_and_failures_are_reported(project: pytest.Pytes
     assert_in_order(
         result.stdout.str(),
         "FAILED evals/nested/refund.yml::refund - score 0.00 (0/1 runs passed, threshold 0.80)",
-        "ToolCallEvaluator [failed]: missing required tool(s) ['refund'] (called: ['search'])",
+        "ToolCallEvaluator [failed]: Expected tool 'refund' not in ['search']",
         "JudgeEvaluator [failed]: a",  # TestModel's verdict: passed false, reasoning "a"
         "trajectory (spans): search(q='refund')",
     )

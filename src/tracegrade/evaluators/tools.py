@@ -68,7 +68,7 @@ def calls_of(ctx: TurnContext, tool: str) -> list[ToolCall] | EvalResult:
         return EvalResult.not_evaluated(cut)
     if not matching:
         names = [c.name for c in calls]
-        return EvalResult(False, f"tool {tool!r} was never called (called: {names!r}){source_note(ctx)}")
+        return EvalResult(False, f"Tool {tool!r} was never called (tools called: {names!r}){source_note(ctx)}")
     with_args = [c for c in matching if isinstance(c.args, dict)]
     return with_args or unusable_args(
         tool, matching, returned=ctx.tool_calls_source == "returned", surface=ctx.config.get("surface")
@@ -128,42 +128,54 @@ def check_arguments(
     matching = [c for c in calls if c.name == tool]
     if occurrence != "any" and (cut := cut_reason(calls, tool, args=False)) is not None:
         return EvalResult.not_evaluated(cut)  # which call is which is unknown
+    pae = peer == "pytest-agent-eval"
     if not matching:
         if (cut := cut_reason(calls, tool)) is not None:
             return EvalResult.not_evaluated(cut)
         called = [c.name for c in calls]
-        if peer == "pydantic-evals":
-            return EvalResult(False, f"No calls to tool {tool!r} were recorded. Tools called: {called!r}{source}")
-        return EvalResult(False, f"tool {tool!r} was never called (called: {called!r}){source}")
+        if pae:
+            return EvalResult(False, f"Tool {tool!r} was never called (tools called: {called!r}){source}")
+        return EvalResult(False, f"No calls to tool {tool!r} were recorded. Tools called: {called!r}{source}")
+    expected = dict(expected)
     if occurrence == "any":
         with_args = [c for c in matching if isinstance(c.args, dict)]
         if not with_args:
             return unusable_args(tool, matching, returned, surface)
         for call in with_args:
             if not diff(call.args):
-                return EvalResult(True, f"{call.describe()} matches {dict(expected)!r} ({mode}){_recovered(call)}")
+                return _matched(call, tool, expected, mode, pae, "")
         if (cut := cut_reason(calls, tool)) is not None:  # the call that matches may be that one
             return EvalResult.not_evaluated(cut)
-        observed: Any = with_args[0].args if len(with_args) == 1 else [c.args for c in with_args]
         diffs = "; ".join(diff(with_args[0].args))
-        many = f" in any of {len(with_args)} calls; first call: {diffs}" if len(with_args) > 1 else f": {diffs}"
-        return EvalResult(
-            False,
-            f"arguments of {tool!r} do not match ({mode}){many}. Expected {dict(expected)!r}, observed {observed!r}",
-        )
+        first = f"first call: {diffs}" if len(with_args) > 1 else diffs
+        if pae:
+            return EvalResult(False, f"Tool {tool!r} argument mismatch ({mode} mode): expected {expected!r}, "
+                                     f"observed {[c.args for c in with_args]!r} ({first})")  # fmt: skip
+        observed: Any = with_args[0].args if len(with_args) == 1 else [c.args for c in with_args]
+        many = f" (none of {len(with_args)} calls matches)" if len(with_args) > 1 else ""
+        return EvalResult(False, f"Tool {tool!r} argument mismatch: {first}{many}. Expected {expected!r} ({mode}), "
+                                 f"observed {observed!r}")  # fmt: skip
     if (index := occurrence_index(occurrence, len(matching))) is None:
-        return EvalResult(False, f"tool {tool!r} was called {len(matching)} time(s); occurrence={occurrence!r} "
+        return EvalResult(False, f"Tool {tool!r} was called {len(matching)} time(s); occurrence={occurrence!r} "
                                  "does not select any of them (must be 'first', 'last', 'any' or a 0-based "
                                  "index; negative ints are not supported)")  # fmt: skip
     call = matching[index]
     if not isinstance(call.args, dict):
         return unusable_args(tool, [call], returned, surface)
     if diffs_ := diff(call.args):
-        return EvalResult(False, f"arguments of {tool!r} (call {occurrence!r}) do not match ({mode}): "
-                                 f"{'; '.join(diffs_)}. Expected {dict(expected)!r}, observed {call.args!r}")  # fmt: skip
-    return EvalResult(
-        True, f"{call.describe()} (call {occurrence!r}) matches {dict(expected)!r} ({mode}){_recovered(call)}"
-    )
+        if pae:
+            return EvalResult(False, f"Tool {tool!r} argument mismatch ({mode} mode, call {occurrence!r}): expected "
+                                     f"{expected!r}, observed {call.args!r} ({'; '.join(diffs_)})")  # fmt: skip
+        return EvalResult(False, f"Tool {tool!r} argument mismatch: {'; '.join(diffs_)}. Expected {expected!r} "
+                                 f"({mode}), observed {call.args!r} (call {occurrence!r})")  # fmt: skip
+    return _matched(call, tool, expected, mode, pae, f" (call {occurrence!r})")
+
+
+def _matched(call: ToolCall, tool: str, expected: dict[str, Any], mode: str, pae: bool, which: str) -> EvalResult:
+    if pae:  # pytest-agent-eval's words, then the call
+        return EvalResult(True, f"Tool {tool!r} called with expected args ({mode}): {call.describe()}{which}"
+                                f"{_recovered(call)}")  # fmt: skip
+    return EvalResult(True, f"{call.describe()}{which} matches {expected!r} ({mode}){_recovered(call)}")
 
 
 RECOVERED = " (arguments recovered from the run's messages)"
@@ -194,7 +206,7 @@ class ToolCallEvaluator(BaseEvaluator):
         source = source_note(ctx)
         failed = check_tool_names(names, self.must_include, forbidden=self.must_exclude, ordered=self.ordered,
                                   source=source)  # fmt: skip
-        return failed or EvalResult(True, f"tool calls OK (called: {names!r}){source}")
+        return failed or EvalResult(True, f"All tool call checks passed (called: {names!r}){source}")
 
 
 def check_tool_names(
@@ -205,17 +217,14 @@ def check_tool_names(
     ordered: bool = False,
     source: str = "",
 ) -> EvalResult | None:
-    """The failure, if any, of `ToolCallEvaluator`'s check, given the names of the calls in order: a
-    `required` tool not called, with `ordered` the required tools not called in that order, a
-    `forbidden` tool called. `source` is appended (where the calls came from)."""
-    problems: list[str] = []
-    if missing := [t for t in required if t not in names]:
-        problems.append(f"missing required tool(s) {missing!r}")
-    elif ordered and not _in_order(required, names):
-        problems.append(f"required tools {list(required)!r} were not called in that order")
-    if called := [t for t in forbidden if t in names]:
-        problems.append(f"forbidden tool(s) called {called!r}")
-    return EvalResult(False, f"{'; '.join(problems)} (called: {list(names)!r}){source}") if problems else None
+    """The failure, if any, of `ToolCallEvaluator`'s check in pytest-agent-eval's words, given the names
+    of the calls in order: a `required` tool not called, with `ordered` the required tools not called in
+    that order, a `forbidden` tool called. `source` is appended (where the calls came from)."""
+    problems = [f"Expected tool {t!r} not in {list(names)!r}" for t in required if t not in names]
+    if ordered and not problems and not _in_order(required, names):
+        problems.append(f"Tools {list(required)!r} not called in order in {list(names)!r}")
+    problems += [f"Forbidden tool {t!r} was called" for t in forbidden if t in names]
+    return EvalResult(False, "; ".join(problems) + source) if problems else None
 
 
 def _in_order(required: Sequence[str], names: Sequence[str]) -> bool:
