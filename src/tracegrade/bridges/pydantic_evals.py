@@ -54,7 +54,7 @@ from pydantic_evals.otel import SpanTreeRecordingError
 from .. import evaluators as _tg
 from ..dialects import extract
 from ..errors import TracegradeEvaluationError
-from ..evaluators.base import evaluator_name
+from ..evaluators.base import OWN_CHECK, evaluator_name
 from ..evaluators.judge import JudgeParameters
 from ..evaluators.tools import RECOVERED
 from ..grading import _coerce
@@ -493,7 +493,7 @@ class ArgumentCorrectness(_Bridge, _tg.ArgumentCorrectness):  # type: ignore[mis
     that selects no call (a negative or out-of-range index, or not an occurrence) gives a failing
     value with a reason, as in pydantic-evals, not an error at construction."""
 
-    occurrence: Literal["first", "last", "any"] | int = field(default="first", metadata={"tracegrade.check": False})
+    occurrence: Literal["first", "last", "any"] | int = field(default="first", metadata=OWN_CHECK)
 
     _shape = "quiet_pass"
     _occurrence_checked = False
@@ -565,8 +565,7 @@ class MaxDuration(_Bridge, _tg.MaxDuration):  # type: ignore[misc]
 
     def _from_case(self, ctx: EvaluatorContext[object, object, object]) -> bool | None:
         if self.tool is None and self.agent is None and self.subtree is None:
-            limit = self.seconds.total_seconds() if isinstance(self.seconds, timedelta) else self.seconds
-            return ctx.duration <= limit
+            return ctx.duration <= self.limit()
         return None
 
 

@@ -49,8 +49,12 @@ class MaxDuration(ScopedEvaluator):
         if self.percentile is not None and self.tool is None:
             raise self._invalid("percentile", "applies to tool calls: set tool= (a name, or '*' for every tool)")
 
+    def limit(self) -> float:
+        """`seconds` as a number of seconds."""
+        return _seconds(self.seconds)
+
     def check(self, traj: Trajectory, ctx: TurnContext) -> EvalResult:
-        limit = _seconds(self.seconds)
+        limit = self.limit()
         if self.tool is None:
             spans = [r.span for r in traj.agent_runs if r.span is not None and (r.parent is None or self.agent)]
             if spans:
