@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tracegrade.dialects import DIALECTS
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "docs" / "concepts.md", ROOT / "docs" / "vocabulary.md"]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -56,6 +58,7 @@ def test_doc_example_runs(where: str, code: str, tmp_path: Path, monkeypatch: py
 
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("tracegrade.dialects.DIALECTS", list(DIALECTS))  # a block may register a dialect
     namespace: dict[str, Any] = {"__name__": "__doc_example__"}
     exec(compile(code, where, "exec"), namespace)
     for name, fn in list(namespace.items()):

@@ -7,8 +7,10 @@ when it does but finds no step in it, else the step) and its readable spec `reco
 test keeps the two equal. Optionally: `handoff(node)` (transfers of control between agents),
 `MESSAGE_SHAPES` / `requested_calls` / `tool_results` (where its model spans record requested calls
 and their results), `RUN_MESSAGES` (agent-span attributes holding a run's messages, for argument
-recovery) and `ARGS_MAY_BE_WRAPPED` (its tool spans may record a framework's wrapper around the
-arguments). A new dialect is one module plus one line in `DIALECTS`.
+recovery), `ARGS_MAY_BE_WRAPPED` (its tool spans may record a framework's wrapper around the
+arguments) and `GATE`, a `Gate` naming what a span must carry for `classify` to recognize it: each span
+is offered only to the dialects whose gate admits it (one dispatch per span, whatever the number of
+dialects), and to every dialect without a gate. A new dialect is one module plus one line in `DIALECTS`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .._gc import paused_gc
 from ..spans import Span
 from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, Trajectory, mark_truncated
 from . import _messages, genai, mcp, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
+from ._dispatch import Classifier, Dispatch, Gate
 from ._evidence import content_setting, missing_evidence
 from ._merge import Readers, merge_requested
 from ._recovery import recover_arguments
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
 
     from ..tree import SpanNode, SpanTree
 
-__all__ = ["DIALECTS", "Dialect", "content_setting", "extract", "get_dialect", "register_dialect"]
+__all__ = ["DIALECTS", "Dialect", "Gate", "content_setting", "extract", "get_dialect", "register_dialect"]
 
 _PROTOCOL = ("classify", "recognizes", "agent_run", "tool_call", "model_request")
 
@@ -60,6 +63,8 @@ def register_dialect(dialect: Dialect, *, first: bool = False) -> None:
     if lacking or not isinstance(getattr(dialect, "name", None), str):
         what = ", ".join(lacking) if lacking else "a str `name`"
         raise TypeError(f"a dialect needs `name` and {', '.join(_PROTOCOL)}; {dialect!r} lacks {what}")
+    if (gate := getattr(dialect, "GATE", None)) is not None and not isinstance(gate, Gate):
+        raise TypeError(f"dialect {dialect.name!r}: GATE must be a tracegrade.dialects.Gate, not {type(gate).__name__}")
     if any(d.name == dialect.name for d in DIALECTS):
         raise ValueError(f"a dialect named {dialect.name!r} is already registered")
     DIALECTS.insert(0 if first else len(DIALECTS), dialect)
@@ -106,10 +111,13 @@ def extract(
 
 def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, str] | None) -> tuple[Trajectory, bool]:
     """The trajectory, and whether a model request holds an external content reference."""
-    chosen = [get_dialect(dialect)] if dialect is not None else DIALECTS
-    classifiers = [(d.name, d.classify) for d in chosen]
-    first_name, first = classifiers[0] if classifiers else ("", None)
-    others = classifiers[1:]
+    forced: list[Classifier] | None = None
+    if dialect is not None:
+        one = get_dialect(dialect)
+        forced = [(one.name, one.classify)]
+    dispatch = _dispatch()
+    name_bits, key_bits, gate_keys, scope_bits, by_bits = dispatch.tables()
+    always, scoped = dispatch.always, dispatch.scoped
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
     absorbed: list[ModelRequest] = []  # the same requests recorded again inside them (read for tool results)
@@ -141,18 +149,30 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                     levels.append((iter(node.children), run, outer))
                     break
                 continue
-            step: object = first(node) if first is not None else False
-            by = first_name if step is not False else ""
-            if step is False or step is True:  # not a step for the first dialect: the others may find one
-                for name, classify in others:
-                    found = classify(node)
-                    if found is False:
-                        continue
-                    by = by or name
-                    if found is not True:
-                        step, by = found, name
-                        break
-                    step = True  # recognized, but not a step: another dialect may still find one
+            step: object = False
+            by = ""
+            if forced is not None:
+                asked = forced
+            else:  # the dispatch (`Dispatch.classifiers`, inlined): by name, attribute keys and scope
+                bits = name_bits.get(node.name)
+                if bits is None:
+                    bits = dispatch.name_bits(node.name)
+                bits |= always
+                for key in attrs.keys() & gate_keys:
+                    bits |= key_bits[key]
+                if scoped & ~bits:
+                    bits |= scope_bits.get(node.scope_name, 0)
+                found_by = by_bits.get(bits)
+                asked = found_by if found_by is not None else dispatch.classifiers_of(bits)
+            for name, classify in asked:
+                found = classify(node)
+                if found is False:
+                    continue
+                by = by or name
+                if found is not True:
+                    step, by = found, name
+                    break
+                step = True  # recognized, but not a step: another dialect may still find one
             kind = type(step)
             inner = outer
             if explain is not None:
@@ -248,6 +268,16 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
             "several model calls on one span, so the number of requests is not recorded"
         ))  # fmt: skip
     return traj, referenced
+
+
+_DISPATCH: list[Dispatch] = []
+
+
+def _dispatch() -> Dispatch:
+    """The dispatch table of `DIALECTS` as it is now (rebuilt when the list changed)."""
+    if not _DISPATCH or _DISPATCH[0].dialects != tuple(DIALECTS):
+        _DISPATCH[:] = [Dispatch(DIALECTS)]
+    return _DISPATCH[0]
 
 
 def _with_parent(step: AgentRun, parent: AgentRun | None) -> AgentRun:

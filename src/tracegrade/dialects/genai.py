@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall
 from ._common import cost_of, first_int, first_str
+from ._dispatch import Gate
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -74,6 +75,7 @@ _NAME_PREFIXES = (
     "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn", "chat", "generate_content",
     "text_completion", "call_llm",
 )  # fmt: skip
+GATE = Gate(keys=frozenset({OPERATION, HANDOFF_TARGET}), prefixes=_NAME_PREFIXES)
 
 
 def recognizes(node: SpanNode) -> bool:
@@ -97,7 +99,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
     if op in MODEL_OPERATIONS:
         return _model_request(node)
     if op in RUN_OPERATIONS:
-        return _agent_run(node, op) or True
+        return _agent_run(node, op) or handoff(node) or True
     return handoff(node) or True
 
 

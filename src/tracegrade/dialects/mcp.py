@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_str
+from ._dispatch import Gate
 from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ METHOD = "mcp.method.name"
 TOOLS_CALL = "tools/call"
 _NAME_PREFIXES = ("MCP request: ", "MCP server handle request: ", "MCP send ")
 """Span names of Logfire's MCP client / server spans and of the MCP SDK's client spans."""
+GATE = Gate(keys=frozenset({METHOD}), prefixes=_NAME_PREFIXES)
 
 
 def recognizes(node: SpanNode) -> bool:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
+from ._dispatch import Gate
 from ._messages import Requested
 from .genai import new_tool_call, set_failure
 
@@ -28,6 +29,7 @@ __all__ = [
 
 name = "openai_agents"
 SCOPE = "logfire.openai_agents"
+GATE = Gate(scopes=frozenset({SCOPE}))
 _TEMPLATE = "logfire.msg_template"
 _AGENT, _TOOL = "Agent run: {name!r}", "Function: {name}"
 _REQUESTS = ("Chat completion with", "Responses API with")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
 from ._common import COST_AMOUNT, cost_of, first_int, first_str
+from ._dispatch import Gate
 from ._messages import flattened_results, otel_results
 from .genai import HANDOFF_SOURCE, HANDOFF_TARGET, NO_CALL_ID, adk_error, is_transfer, new_tool_call, set_failure
 
@@ -41,6 +42,7 @@ ARGS_MAY_BE_WRAPPED = True
 LlamaIndex's `{"kwargs"}`, LangGraph's bare string): `dialects.extract` prefers the model's requested ones."""
 
 KIND = "openinference.span.kind"
+GATE = Gate(keys=frozenset({KIND}))
 _GENAI_INPUT = "gen_ai.input.messages"
 REDACTED = "__REDACTED__"
 _ADK_SCOPE = "openinference.instrumentation.google_adk"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, parse_args
 from . import genai
 from ._common import first_int, first_str
+from ._dispatch import Gate
 from .genai import (
     MODEL_OPERATIONS,
     NO_CALL_ID,
@@ -53,6 +54,7 @@ TOOL_NAME = "tool.name"
 HANDOFF_FROM, HANDOFF_TO = "gen_ai.handoff.from_agent", "gen_ai.handoff.to_agent"
 _LLM_REQUEST_TYPES = frozenset({"chat", "completion"})
 _LLM_NAME_SUFFIXES = (".chat", ".completion", ".response")
+GATE = Gate(keys=frozenset({KIND, "llm.request.type", "traceloop.workflow.name"}), suffixes=_LLM_NAME_SUFFIXES)
 
 
 def recognizes(node: SpanNode) -> bool:

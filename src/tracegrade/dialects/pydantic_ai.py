@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import COST_AMOUNT, cost_of, first_int, first_str
+from ._dispatch import Gate
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -32,6 +33,7 @@ RUN_MESSAGES = ("pydantic_ai.all_messages",)
 _V2_NAMES = frozenset({"running tool", "running output function", "agent run", "running tools"})
 _MSG_PREFIXES = ("running tool:", "running output function:", "invalid tool call:")
 _DEFERRAL_EXCEPTIONS = ("CallDeferred", "ApprovalRequired")
+GATE = Gate(keys=frozenset({"logfire.msg"}), names=_V2_NAMES, prefixes=("chat ", "execute_tool "), scopes=frozenset({SCOPE}))
 
 
 def recognizes(node: SpanNode) -> bool:
@@ -40,6 +42,8 @@ def recognizes(node: SpanNode) -> bool:
     msg = node.attributes.get("logfire.msg")
     if isinstance(msg, str) and msg.startswith(_MSG_PREFIXES):
         return True
+    if msg is None and "gen_ai.agent.call.id" in node.attributes and node.name.startswith(("chat ", "execute_tool ")):
+        return True  # a model request or tool call of an agent run, recorded without its scope
     return node.scope_name == SCOPE
 
 
@@ -55,7 +59,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
     if nm.startswith("execute_tool ") or nm == "running tool" or nm == "running output function":
         if not _is_mine(node, nm):
             return False
-        return _tool_call(node, nm) or True
+        return _tool_call(node, nm) or model_request(node) or True
     if nm not in _V2_NAMES:  # `recognizes`, inlined
         msg = node.attributes.get("logfire.msg")
         if not (isinstance(msg, str) and msg.startswith(_MSG_PREFIXES)) and node.scope_name != SCOPE:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
+from ._dispatch import Gate
 from ._messages import Requested
 from .genai import new_tool_call, set_failure
 
@@ -27,6 +28,7 @@ __all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "requ
 name = "vercel_ai"
 
 OPERATION = "ai.operationId"
+GATE = Gate(keys=frozenset({OPERATION}))
 _RUNS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"})
 _REQUESTS = frozenset(f"{run}.do{'Stream' if 'stream' in run else 'Generate'}" for run in _RUNS)
 

@@ -1,0 +1,119 @@
+"""One dispatch per span: which dialects to ask, decided by what the span carries.
+
+A dialect may declare `GATE`, a `Gate` naming what a span must carry for its `classify` to answer
+anything but False. The gates of all dialects are merged into three lookups (the span's attribute keys,
+its name, its instrumentation scope), so choosing the dialects to ask costs the same however many are
+registered; a dialect without a gate is asked about every span.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..tree import SpanNode
+
+__all__ = ["Dispatch", "Gate"]
+
+Classifier = tuple[str, Callable[["SpanNode"], object]]
+
+_NAME_CACHE = 10_000
+"""Distinct span names remembered per dispatch table; names past it are matched each time."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Gate:
+    """What a span must carry for a dialect's `classify` to recognize it: one of `keys` among its
+    attributes, a name in `names`, starting with one of `prefixes` or ending with one of `suffixes`, or
+    an instrumentation scope in `scopes`. A necessary condition, not a sufficient one: `classify` still
+    decides, and answers False for every span the gate does not admit (a property test checks it)."""
+
+    keys: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    scopes: frozenset[str] = frozenset()
+
+    def admits(self, node: SpanNode) -> bool:
+        """The gate on one span (the readable spec of `Dispatch.classifiers`)."""
+        name = node.name
+        return (
+            any(key in node.attributes for key in self.keys)
+            or name in self.names
+            or name.startswith(self.prefixes)
+            or name.endswith(self.suffixes)
+            or node.scope_name in self.scopes
+        )
+
+
+class Dispatch:
+    """The classifiers of `dialects` to ask about a span, in `dialects` order: those whose gate admits
+    it, and every dialect without a gate. Each dialect is a bit; a span's bits are the union of those
+    its name, its attribute keys and its scope select (`extract` inlines `classifiers`)."""
+
+    __slots__ = ("_by_bit", "_by_bits", "_gate_keys", "_key_bits", "_name_bits", "_name_rules", "_scope_bits",
+                 "always", "dialects", "scoped")  # fmt: skip
+
+    def __init__(self, dialects: Sequence[object]) -> None:
+        self.dialects = tuple(dialects)
+        self._by_bit: list[Classifier] = []
+        self._key_bits: dict[str, int] = {}
+        self._scope_bits: dict[str, int] = {}
+        self._name_rules: list[tuple[int, Gate]] = []
+        self.always = 0  # the dialects without a gate
+        self.scoped = 0  # the dialects a scope can admit
+        for i, dialect in enumerate(self.dialects):
+            bit = 1 << i
+            name: str = dialect.name  # type: ignore[attr-defined]
+            self._by_bit.append((name, dialect.classify))  # type: ignore[attr-defined]
+            gate = getattr(dialect, "GATE", None)
+            if gate is None:
+                self.always |= bit
+                continue
+            if not isinstance(gate, Gate):
+                raise TypeError(f"dialect {name!r}: GATE must be a Gate, not {type(gate).__name__}")
+            for key in gate.keys:
+                self._key_bits[key] = self._key_bits.get(key, 0) | bit
+            for scope in gate.scopes:
+                self._scope_bits[scope] = self._scope_bits.get(scope, 0) | bit
+                self.scoped |= bit
+            if gate.names or gate.prefixes or gate.suffixes:
+                self._name_rules.append((bit, gate))
+        self._gate_keys = frozenset(self._key_bits)
+        self._name_bits: dict[str, int] = {}
+        self._by_bits: dict[int, list[Classifier]] = {}
+
+    def classifiers(self, node: SpanNode) -> list[Classifier]:
+        """(name, classify) of each dialect to ask about `node`, in order; empty when none can read it."""
+        bits = self._name_bits.get(node.name)
+        if bits is None:
+            bits = self.name_bits(node.name)
+        bits |= self.always
+        for key in node.attributes.keys() & self._gate_keys:
+            bits |= self._key_bits[key]
+        if self.scoped & ~bits:
+            bits |= self._scope_bits.get(node.scope_name, 0)
+        found = self._by_bits.get(bits)
+        return found if found is not None else self.classifiers_of(bits)
+
+    def tables(self) -> tuple[dict[str, int], dict[str, int], frozenset[str], dict[str, int], dict[int, list[Classifier]]]:
+        """The lookups `classifiers` reads: name → bits (a cache), key → bits, the gate keys, scope →
+        bits, bits → classifiers (a cache)."""
+        return self._name_bits, self._key_bits, self._gate_keys, self._scope_bits, self._by_bits
+
+    def name_bits(self, name: str) -> int:
+        """The dialects a span name admits (remembered for the first `_NAME_CACHE` names)."""
+        bits = 0
+        for bit, gate in self._name_rules:
+            if name in gate.names or name.startswith(gate.prefixes) or name.endswith(gate.suffixes):
+                bits |= bit
+        if len(self._name_bits) < _NAME_CACHE:
+            self._name_bits[name] = bits
+        return bits
+
+    def classifiers_of(self, bits: int) -> list[Classifier]:
+        """The classifiers of the dialects in `bits`, in order (remembered)."""
+        found = self._by_bits[bits] = [c for i, c in enumerate(self._by_bit) if bits >> i & 1]
+        return found

@@ -1,0 +1,241 @@
+"""One dispatch per span: each built-in dialect declares a `Gate` (what a span must carry for its
+`classify` to recognize it); `extract` offers a span only to the dialects whose gate admits it. The gates
+are exact (a dialect never recognizes a span its gate refuses: on the whole recorded corpus and on
+generated spans), extraction reads the same trajectories as asking every dialect about every span, and a
+registered dialect whose gate a span does not pass is never asked about it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from test_dialect_classify import _comparable, _slow, nodes  # noqa: F401  (nodes: the fixture, every recorded span)
+from tracegrade.dialects import DIALECTS, Dialect, Gate, extract, register_dialect
+from tracegrade.dialects._dispatch import Dispatch
+from tracegrade.ingest import read_logs, read_spans
+from tracegrade.spans import Span
+from tracegrade.trajectory import ToolCall, Trajectory
+from tracegrade.tree import SpanNode, SpanTree
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+
+
+def _corpus_trees() -> list[SpanTree]:
+    import json
+
+    trees = []
+    for entry in json.loads((CORPUS / "manifest.json").read_text())["runs"]:
+        tree = SpanTree.from_spans(read_spans(CORPUS / entry["traces"]))
+        if entry.get("logs"):
+            tree.attach_logs(read_logs(CORPUS / entry["logs"]))
+        trees.append(tree)
+    return trees
+
+
+class _Ungated:
+    """A dialect as it is, less its gate: asked about every span."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+
+    def __getattr__(self, key: str) -> Any:
+        if key == "GATE":
+            raise AttributeError(key)
+        return getattr(self._dialect, key)
+
+
+def _summary(traj: Trajectory) -> Any:
+    calls = [(c.name, c.args_text, c.args_source, c.call_id, c.executed, c.status, c.dialect, c.agent) for c in traj.all_calls]
+    requests = [(r.model, r.dialect, r.agent, r.input_tokens, r.output_tokens) for r in traj.model_requests]
+    runs = [(r.name, r.dialect, r.run_id) for r in traj.agent_runs]
+    return calls, requests, runs, traj.recognized_spans, sorted(traj.missing.items()), traj.incomplete
+
+
+def _walk(tree: SpanTree) -> Iterator[SpanNode]:
+    stack = list(tree.roots)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_a_gate_refuses_only_spans_its_dialect_does_not_recognize(dialect: Dialect, nodes: list[SpanNode]) -> None:  # noqa: F811
+    gate = getattr(dialect, "GATE")  # noqa: B009
+    assert isinstance(gate, Gate)
+    refused = [n for n in nodes if not gate.admits(n)]
+    admitted = len(nodes) - len(refused)
+    assert refused and admitted  # the corpus exercises both sides of every gate
+    wrong = [(n.name, n.scope_name) for n in refused if dialect.classify(n) is not False or dialect.recognizes(n)]
+    assert not wrong, wrong[:5]
+
+
+def test_the_dispatch_asks_exactly_the_admitting_dialects_in_order(nodes: list[SpanNode]) -> None:  # noqa: F811
+    dispatch = Dispatch(DIALECTS)
+    asked_none = 0
+    for node in nodes:
+        expected = [d.name for d in DIALECTS if d.GATE.admits(node)]  # type: ignore[attr-defined]
+        got = [name for name, _ in dispatch.classifiers(node)]
+        assert got == expected, (node.name, node.scope_name, got, expected)
+        asked_none += not got
+    assert asked_none  # spans no dialect reads (HTTP, framework internals) cost no classify call
+
+
+def test_extraction_reads_what_asking_every_dialect_reads_on_the_whole_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    trees = _corpus_trees()
+    assert len(trees) > 150
+    gated_explain: dict[int, str] = {}
+    gated = [_summary(extract(t, explain=gated_explain)) for t in trees]
+    monkeypatch.setattr("tracegrade.dialects.DIALECTS", [_Ungated(d) for d in DIALECTS])
+    import tracegrade.dialects as dialects_module
+
+    everyone_explain: dict[int, str] = {}
+    everyone = [_summary(extract(t, explain=everyone_explain)) for t in trees]
+    assert dialects_module._dispatch().always == (1 << len(DIALECTS)) - 1  # really asked every dialect
+    assert gated == everyone
+    assert gated_explain == everyone_explain
+    assert sum(len(s[0]) for s in gated) > 500  # the corpus's calls were read
+
+
+def _counting(name: str, gate: Gate | None, counter: list[int]) -> Any:
+    class Counted:
+        GATE = gate
+
+        def __init__(self) -> None:
+            self.name = name
+
+        def classify(self, node: SpanNode) -> object:
+            counter[0] += 1
+            if "acme.tool" in node.attributes:
+                return ToolCall(str(node.attributes["acme.tool"]), {}, span=node, dialect=name)
+            return False
+
+        def recognizes(self, node: SpanNode) -> bool:
+            return "acme.tool" in node.attributes
+
+        def agent_run(self, node: SpanNode) -> None:
+            return None
+
+        def tool_call(self, node: SpanNode) -> ToolCall | None:
+            found = self.classify(node)
+            return found if isinstance(found, ToolCall) else None
+
+        def model_request(self, node: SpanNode) -> None:
+            return None
+
+    if gate is None:
+        del Counted.GATE
+    return Counted()
+
+
+def test_dialects_whose_gate_a_span_does_not_pass_are_never_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tracegrade.dialects.DIALECTS", list(DIALECTS))
+    trees = _corpus_trees()
+    spans = sum(1 for t in trees for _ in _walk(t))
+    before = [_summary(extract(t)) for t in trees]
+    counters = [[0] for _ in range(20)]
+    for i, counter in enumerate(counters):  # first in the order: each would be asked before the built-ins
+        register_dialect(_counting(f"gated{i}", Gate(keys=frozenset({f"acme{i}.kind"})), counter), first=True)
+    ungated = [0]
+    register_dialect(_counting("ungated", None, ungated), first=True)
+    assert [_summary(extract(t)) for t in trees] == before
+    assert [c[0] for c in counters] == [0] * 20
+    pending = sum(1 for t in trees for n in _walk(t) if n.attributes.get("logfire.span_type") == "pending_span")
+    assert ungated[0] == spans - pending  # a dialect without a gate is asked about every span
+
+
+def test_a_registered_gated_dialect_reads_the_spans_its_gate_admits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tracegrade.dialects.DIALECTS", list(DIALECTS))
+    counter = [0]
+    register_dialect(_counting("acme", Gate(keys=frozenset({"acme.tool"})), counter), first=True)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("acme.agents")
+    with tracer.start_as_current_span("agent"):
+        with tracer.start_as_current_span("step", attributes={"acme.tool": "search"}):
+            pass
+        with tracer.start_as_current_span("http GET"):
+            pass
+    provider.shutdown()
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [(c.name, c.dialect) for c in traj.all_calls] == [("search", "acme")]
+    assert counter[0] == 1  # asked about the one span carrying its key, not about "agent" or "http GET"
+
+
+def test_a_gate_that_is_not_a_gate_is_refused_at_registration(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tracegrade.dialects.DIALECTS", list(DIALECTS))
+    bad = _counting("bad", None, [0])
+    bad.GATE = {"keys": ["acme.tool"]}
+    with pytest.raises(TypeError, match=r"dialect 'bad': GATE must be a tracegrade.dialects.Gate, not dict"):
+        register_dialect(bad)
+
+
+# What the dialects read, listed here rather than taken from the gates under test.
+_VALUES: dict[str, list[Any]] = {
+    "logfire.msg": ["running tool: search", "running output function: final", "invalid tool call: x", "chat gpt-4o"],
+    "logfire.msg_template": ["Agent run: {name!r}", "Function: {name}", "Chat completion with {model!r}"],
+    "logfire.span_type": ["span", "log"],
+    "openinference.span.kind": ["TOOL", "LLM", "AGENT", "CHAIN"],
+    "traceloop.span.kind": ["tool", "agent", "task", "workflow", "handoff"],
+    "traceloop.workflow.name": ["flow"],
+    "llm.request.type": ["chat", "completion"],
+    "gen_ai.operation.name": ["chat", "execute_tool", "invoke_agent", "invoke_workflow", "embeddings"],
+    "gen_ai.agent.handoff.target.name": ["b"],
+    "gen_ai.agent.handoff.source.name": ["a"],
+    "gen_ai.transfer.target.name": ["b"],
+    "ai.operationId": ["ai.toolCall", "ai.generateText", "ai.generateText.doGenerate", "ai.embed"],
+    "mcp.method.name": ["tools/call", "tools/list"],
+    "rpc.method": ["tools/call"],
+    "gen_ai.tool.name": ["search"],
+    "gen_ai.request.model": ["gpt-4o"],
+    "gen_ai.agent.call.id": ["r1"],
+    "gen_ai.agent.name": ["a"],
+    "tool.name": ["search"],
+    "name": ["search"],
+}
+_ANY_VALUE = ["search", "gpt-4o", 1, True]
+_WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn",
+          "generate_content", "text_completion", "call_llm", "running", "tool", "tools", "output", "function", "agent",
+          "run", "MCP", "request:", "send", "server", "handle", "tools/call", "search", "gpt-4o", "http", "handoff",
+          "workflow"]  # fmt: skip
+_HEADS = ["chat", "execute_tool", "invoke_agent", "running", "agent", "MCP", "tools/call", "http", "call_llm"]
+_SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow"]
+_SCOPES = ["", "pydantic-ai", "logfire.openai_agents", "logfire", "openinference.instrumentation.openai_agents",
+           "opentelemetry.instrumentation.openai_agents", "opentelemetry.instrumentation.httpx", "agent_framework"]  # fmt: skip
+
+
+@st.composite
+def _spans(draw: st.DrawFn) -> Span:
+    words = [draw(st.sampled_from(_HEADS)), *draw(st.lists(st.sampled_from(_WORDS), max_size=2))]
+    name = " ".join(words) + draw(st.sampled_from(_SUFFIXES))
+    keys = draw(st.lists(st.sampled_from(sorted(_VALUES)), max_size=4, unique=True))
+    attrs = {k: draw(st.sampled_from(_VALUES.get(k, []) + _ANY_VALUE)) for k in keys}
+    return Span(1, 2, None, name, 0, 10, attrs, scope_name=draw(st.sampled_from(_SCOPES)))
+
+
+@settings(max_examples=1_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(span=_spans())
+def test_gates_are_exact_on_generated_spans(span: Span) -> None:
+    (node,) = SpanTree.from_spans([span])
+    for dialect in DIALECTS:
+        if not dialect.GATE.admits(node):  # type: ignore[attr-defined]
+            assert dialect.classify(node) is False, (dialect.name, span.name, dict(span.attributes), span.scope_name)
+            assert not dialect.recognizes(node), (dialect.name, span.name)
+
+
+@settings(max_examples=1_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(span=_spans())
+def test_classify_equals_the_readable_spec_on_generated_spans(span: Span) -> None:
+    (node,) = SpanTree.from_spans([span])
+    for dialect in DIALECTS:
+        fast, slow = _comparable(dialect.classify(node)), _comparable(_slow(dialect, node))
+        assert fast == slow, (dialect.name, span.name, dict(span.attributes), span.scope_name)
