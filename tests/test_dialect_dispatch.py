@@ -7,7 +7,6 @@ registered dialect whose gate a span does not pass is never asked about it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,26 +17,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from test_dialect_classify import _comparable, _slow, nodes  # noqa: F401  (nodes: the fixture, every recorded span)
+from test_frameworks import RUNS, tree_of
 from tracegrade.dialects import DIALECTS, Dialect, Gate, extract, register_dialect
 from tracegrade.dialects._dispatch import Dispatch
-from tracegrade.ingest import read_logs, read_spans
 from tracegrade.spans import Span
 from tracegrade.trajectory import ToolCall, Trajectory
 from tracegrade.tree import SpanNode, SpanTree
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
-
 
 def _corpus_trees() -> list[SpanTree]:
-    import json
-
-    trees = []
-    for entry in json.loads((CORPUS / "manifest.json").read_text())["runs"]:
-        tree = SpanTree.from_spans(read_spans(CORPUS / entry["traces"]))
-        if entry.get("logs"):
-            tree.attach_logs(read_logs(CORPUS / entry["logs"]))
-        trees.append(tree)
-    return trees
+    return [tree_of(run) for run in RUNS]
 
 
 class _Ungated:

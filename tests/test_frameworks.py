@@ -118,13 +118,18 @@ def evidence(run: str) -> Evidence:
     return Evidence(names=names, arguments=arguments, failures=failures)
 
 
-def trajectory(run: str) -> Trajectory:
-    """The run's trajectory: every trace of its file as one tree, with its log records attached."""
+def tree_of(run: str) -> SpanTree:
+    """Every trace of the run's file as one tree, with its log records attached."""
     entry = _entry(CORPUS / "entries" / f"{run}.json")
     tree = SpanTree.from_spans(read_spans(CORPUS / entry["traces"]))
     if entry.get("logs"):
         tree.attach_logs(read_logs(CORPUS / entry["logs"]))
-    return extract(tree)
+    return tree
+
+
+def trajectory(run: str) -> Trajectory:
+    """The run's trajectory."""
+    return extract(tree_of(run))
 
 
 # Runs whose tool calls are recorded only in OTel log records that name no span (OpenLLMetry's Anthropic and
