@@ -58,7 +58,8 @@ DIALECTS: list[Dialect] = [pydantic_ai, openinference, openllmetry, vercel_ai, o
 
 
 def register_dialect(dialect: Dialect, *, first: bool = False) -> None:
-    """Add a dialect to auto-detection (`first=True` gives it priority)."""
+    """Add a dialect to auto-detection (`first=True` gives it priority). A dialect with a `GATE` is asked
+    only about the spans its gate admits; one without is asked about every span."""
     lacking = [f for f in _PROTOCOL if not callable(getattr(dialect, f, None))]
     if lacking or not isinstance(getattr(dialect, "name", None), str):
         what = ", ".join(lacking) if lacking else "a str `name`"
