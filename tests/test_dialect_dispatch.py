@@ -190,6 +190,10 @@ _VALUES: dict[str, list[Any]] = {
     "gen_ai.agent.name": ["a"],
     "tool.name": ["search"],
     "name": ["search"],
+    "langfuse.observation.type": ["tool", "generation", "agent", "span", "event"],
+    "langfuse.observation.input": ['{"args": [], "kwargs": {"city": "Paris"}}', '{"args": ["Paris"], "kwargs": {}}',
+                                   "[REDACTED]"],
+    "langfuse.observation.level": ["ERROR", "DEFAULT"],
 }
 _ANY_VALUE = ["search", "gpt-4o", 1, True]
 _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn",
@@ -199,7 +203,8 @@ _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_wo
 _HEADS = ["chat", "execute_tool", "invoke_agent", "running", "agent", "MCP", "tools/call", "http", "call_llm"]
 _SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow"]
 _SCOPES = ["", "pydantic-ai", "logfire.openai_agents", "logfire", "openinference.instrumentation.openai_agents",
-           "opentelemetry.instrumentation.openai_agents", "opentelemetry.instrumentation.httpx", "agent_framework"]  # fmt: skip
+           "opentelemetry.instrumentation.openai_agents", "opentelemetry.instrumentation.httpx", "agent_framework",
+           "langfuse-sdk"]  # fmt: skip
 
 
 @st.composite

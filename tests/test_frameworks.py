@@ -108,7 +108,9 @@ def evidence(run: str) -> Evidence:
     calls = entry["truth"]["tool_calls"]
     span_names = " ".join(s["name"] for s in spans)
     names = all(c["name"] in span_names or f"={c['name']}\n" in pairs or (c["call_id"] and c["call_id"] in blob) for c in calls)
-    arguments = all(any(f in blob for f in forms) for c in calls for forms in _argument_forms(c["args"]))
+    # JSON text inside a JSON value (a tool call's "arguments" string in a recorded message) is escaped once more
+    nested = blob.replace('\\"', '"')
+    arguments = all(any(f in blob or f in nested for f in forms) for c in calls for forms in _argument_forms(c["args"]))
     failures = any(s.get("status", {}).get("code") in (2, "STATUS_CODE_ERROR") for s in spans) or any(
         (a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]))
         or (a["key"] == _STEP_OUTPUT and '"is_error": true' in a["value"].get("stringValue", ""))
@@ -265,6 +267,7 @@ _FRAMEWORK_PACKAGE = {
 }  # fmt: skip
 _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
           "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire",
+          "langfuse": "Langfuse (OpenAI drop-in, @observe)",
           "mcp-native": "its own, with MCP tools: the MCP SDK's and FastMCP's own spans",
           "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",
           "mcp-logfire": "its own, with MCP tools: Logfire MCP"}  # fmt: skip
@@ -273,7 +276,8 @@ _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetr
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
     packages, kind = entry["packages"], entry["instrumentor"].removeprefix("mcp-")
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
-              "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire"}.get(kind)  # fmt: skip
+              "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire",
+              "langfuse": "langfuse"}.get(kind)  # fmt: skip
     if prefix is None:
         return None
     framework = entry["framework"].split("-")[0]

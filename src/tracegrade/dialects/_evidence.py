@@ -44,6 +44,9 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
     ("com.anthropic.sdk", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the Anthropic SDK's tracing)"),
     ("logfire", "logfire's content scrubbing / capture settings"),
     ("ai", "experimental_telemetry: { recordInputs: true, recordOutputs: true } (Vercel AI SDK)"),
+    ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI integration "
+     "records them unless masked), and LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true or @observe(capture_input="
+     "True, capture_output=True) for decorated functions (Langfuse SDK)"),
 )  # fmt: skip
 
 
@@ -63,6 +66,7 @@ _DIALECT_SCOPES = {
     "openinference": "openinference.instrumentation.",
     "openllmetry": "opentelemetry.instrumentation.",
     "vercel_ai": "ai",
+    "langfuse": "langfuse-sdk",
 }
 """The instrumentation a dialect's spans come from, for spans that do not name their scope."""
 
@@ -109,7 +113,10 @@ def finish_reasons(attrs: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
-_OUTPUT_KEYS = ("gen_ai.output.messages", "ai.response.text", "ai.response.toolCalls", "output.value", "output")
+_OUTPUT_KEYS = (
+    "gen_ai.output.messages", "ai.response.text", "ai.response.toolCalls", "output.value", "output",
+    "langfuse.observation.output",
+)  # fmt: skip
 _OUTPUT_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")
 
 

@@ -1,0 +1,192 @@
+"""Langfuse Python SDK spans (v3 and later, built on OpenTelemetry; scope `langfuse-sdk`).
+
+`langfuse.observation.type` names the role: `tool` is a tool call (an `@observe(as_type="tool")` function, named
+after the span), `generation` a model request (the OpenAI drop-in `langfuse.openai`'s `OpenAI-generation`, or
+`as_type="generation"`), `agent` an agent run named by its span; `span`, `chain`, `retriever`, `embedding`,
+`evaluator`, `guardrail` and `event` observations are not steps. Content is JSON in
+`langfuse.observation.input` / `.output`: a decorated function's input is `{"args": [...], "kwargs": {...}}`,
+whose arguments are the kwargs (with positional args and no kwargs the wrapper is kept: their names are
+unknown, and `dialects.extract` prefers the model's requested arguments); a generation's input is the
+request's messages (with `tools`: `{"tools", "messages"}`), its output the OpenAI assistant message whose
+`tool_calls` are the requested calls. Tokens come from `langfuse.observation.usage_details` (Langfuse's
+`input` / `output` keys or the provider's usage object), cost from `.cost_details` (`total`, in USD). A
+failed observation has status ERROR, or level `ERROR` with its `status_message`. A `mask=` function on the
+client replaces content with whatever it returns; `[REDACTED]` and the other known markers mean not recorded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..trajectory import AgentRun, Cost, ModelRequest, ToolCall, parse_args
+from ._common import first_str, to_int
+from ._dispatch import Gate
+from ._messages import Requested
+from .genai import REDACTED, new_tool_call, set_failure
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from ..tree import SpanNode
+
+__all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "tool_call",
+           "tool_results"]  # fmt: skip
+
+name = "langfuse"
+SCOPE = "langfuse-sdk"
+TYPE = "langfuse.observation.type"
+INPUT, OUTPUT = "langfuse.observation.input", "langfuse.observation.output"
+MODEL = "langfuse.observation.model.name"
+USAGE, COST = "langfuse.observation.usage_details", "langfuse.observation.cost_details"
+LEVEL, STATUS_MESSAGE = "langfuse.observation.level", "langfuse.observation.status_message"
+GATE = Gate(keys=frozenset({TYPE}))
+
+ARGS_MAY_BE_WRAPPED = True
+"""A decorated tool called with positional arguments records them unnamed (`{"args": [...], "kwargs": {}}`):
+`dialects.extract` prefers the model's requested arguments."""
+
+_INPUT_TOKENS = ("input", "prompt_tokens", "input_tokens")
+_OUTPUT_TOKENS = ("output", "completion_tokens", "output_tokens")
+_CACHE_READ = ("input_cached_tokens", "cache_read_input_tokens", "input_cache_read")
+
+
+def recognizes(node: SpanNode) -> bool:
+    return TYPE in node.attributes
+
+
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
+    """The observation type selects the one reader to ask (same answers as `recognizes` and the three readers)."""
+    attrs = node.attributes
+    if TYPE not in attrs:
+        return False
+    kind = attrs[TYPE]
+    if kind == "tool":
+        return tool_call(node) or True
+    if kind == "generation":
+        return model_request(node) or True
+    if kind == "agent":
+        return agent_run(node) or True
+    return True
+
+
+def agent_run(node: SpanNode) -> AgentRun | None:
+    attrs = node.attributes
+    if attrs.get(TYPE) != "agent":
+        return None
+    return AgentRun(name=node.name, final_output=_content(attrs.get(OUTPUT)), span=node, dialect=name)
+
+
+def tool_call(node: SpanNode) -> ToolCall | None:
+    attrs = node.attributes
+    if attrs.get(TYPE) != "tool":
+        return None
+    raw = attrs.get(INPUT)
+    call = new_tool_call(node.name, raw, node, name)
+    if call.args_text is not None:
+        call._args = _arguments(call.args)
+    if (result := _content(attrs.get(OUTPUT))) is not None:
+        call.result = result
+    set_failure(call, node)
+    if call.status != "error" and attrs.get(LEVEL) == "ERROR":
+        call.status = "error"
+        call.error = first_str(attrs, STATUS_MESSAGE) or "error"
+    return call
+
+
+def model_request(node: SpanNode) -> ModelRequest | None:
+    attrs = node.attributes
+    if attrs.get(TYPE) != "generation":
+        return None
+    usage = _object(attrs.get(USAGE))
+    details = usage.get("prompt_tokens_details")
+    cached = _first_int(details, ("cached_tokens",)) if isinstance(details, dict) else None
+    return ModelRequest(
+        model=first_str(attrs, MODEL),
+        input_tokens=_first_int(usage, _INPUT_TOKENS),
+        output_tokens=_first_int(usage, _OUTPUT_TOKENS),
+        cache_read_tokens=_first_int(usage, _CACHE_READ) if cached is None else cached,
+        span=node,
+        dialect=name,
+        cost=_cost(attrs.get(COST)),
+    )
+
+
+def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
+    """The calls in a generation's output: the OpenAI assistant message's `tool_calls` (or legacy
+    `function_call`), one message or a list of them; Responses API `function_call` items."""
+    out = []
+    for item in _items(attrs.get(OUTPUT)):
+        if item.get("type") == "function_call":  # Responses API
+            out.append(Requested.of(item.get("name"), item.get("arguments"), item.get("call_id")))
+        for tc in item.get("tool_calls") or ():  # chat completions
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            if isinstance(fn, dict):
+                out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
+        if isinstance(fn := item.get("function_call"), dict):
+            out.append(Requested.of(fn.get("name"), fn.get("arguments"), None))
+    return out
+
+
+def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """`{call_id: result}` from a generation's input messages: `tool` messages, Responses API
+    `function_call_output` items."""
+    out: dict[str, Any] = {}
+    for item in _items(attrs.get(INPUT)):
+        if item.get("role") == "tool" and isinstance(item.get("tool_call_id"), str):
+            out[item["tool_call_id"]] = item.get("content")
+        elif item.get("type") == "function_call_output" and isinstance(item.get("call_id"), str):
+            out[item["call_id"]] = item.get("output")
+    return out
+
+
+def _content(raw: Any) -> Any:
+    """A recorded input/output value: JSON decoded; a redaction marker is not recorded (None)."""
+    if raw is None or (isinstance(raw, str) and raw in REDACTED):
+        return None
+    return parse_args(raw) if isinstance(raw, str) else raw
+
+
+def _arguments(value: Any) -> Any:
+    """The arguments of a decorated function's `{"args", "kwargs"}` input: the kwargs, unless only positional
+    arguments were passed (then the wrapper: their names are not recorded)."""
+    if isinstance(value, dict) and value.keys() == {"args", "kwargs"}:
+        args, kwargs = value["args"], value["kwargs"]
+        if isinstance(kwargs, dict) and (kwargs or not args):
+            return kwargs
+    return value
+
+
+def _object(raw: Any) -> dict[str, Any]:
+    value = parse_args(raw) if isinstance(raw, str) else raw
+    return value if isinstance(value, dict) else {}
+
+
+def _first_int(values: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        if (v := to_int(values.get(key))) is not None:
+            return v
+    return None
+
+
+def _cost(raw: Any) -> Cost | None:
+    """`cost_details` `total`, in USD as Langfuse records it (None without a numeric total)."""
+    total = _object(raw).get("total")
+    if not isinstance(total, int | float) or isinstance(total, bool):
+        return None
+    return Cost(float(total), "USD")
+
+
+def _items(raw: Any) -> Iterator[dict[str, Any]]:
+    """The messages (or Responses API items) of a recorded input/output: one message, a list, or the
+    `messages` / `input` / `output` list of an object."""
+    value = _content(raw)
+    if isinstance(value, dict):
+        for key in ("messages", "input", "output"):
+            if isinstance(value.get(key), list):
+                value = value[key]
+                break
+        else:
+            value = [value]
+    for item in value if isinstance(value, list) else ():
+        if isinstance(item, dict):
+            yield item

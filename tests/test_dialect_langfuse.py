@@ -1,0 +1,177 @@
+"""The Langfuse dialect (`dialects/langfuse.py`): observations typed by `langfuse.observation.type`, read from
+the runs recorded with the Langfuse SDK (fixtures/frameworks/openai--langfuse--*) and from SDK spans of the
+same shape; content masked or not captured is not_evaluated with Langfuse's own switches named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _dialect_spans import Node, SpanSpec, calls, spans_of
+from tracegrade import grade
+from tracegrade.dialects import extract
+from tracegrade.evaluators import ArgumentCorrectness, MaxToolCalls, ToolCorrectness
+from tracegrade.ingest import read_spans
+from tracegrade.trajectory import NOT_RECORDED, Cost, Trajectory
+from tracegrade.tree import SpanTree
+
+FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+SWITCHES = ("mask=", "LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true")
+
+
+def recorded(run: str) -> Trajectory:
+    return extract(SpanTree.from_spans(read_spans(FRAMEWORKS / f"{run}.traces.json")))
+
+
+def observation(name: str, kind: str, attrs: dict[str, Any] | None = None, *children: Node, failed: str = "") -> Node:
+    """A span as the Langfuse SDK records an observation (`failed`: the error status's description)."""
+    spec = SpanSpec(name, {"langfuse.observation.type": kind} | (attrs or {}))
+    if failed:
+        spec = SpanSpec(name, spec.attributes, status="error", description=failed)
+    return Node(spec, children)
+
+
+def tool(name: str, kwargs: Any, *, args: list[Any] | None = None, **attrs: Any) -> Node:
+    attributes = {"langfuse.observation.input": json.dumps({"args": args or [], "kwargs": kwargs}), **attrs}
+    return observation(name, "tool", attributes)
+
+
+def generation(output: Any = None, **attrs: Any) -> Node:
+    attributes: dict[str, Any] = {"langfuse.observation.model.name": "gpt-4o", **attrs}
+    if output is not None:
+        attributes["langfuse.observation.output"] = output if isinstance(output, str) else json.dumps(output)
+    return observation("OpenAI-generation", "generation", attributes)
+
+
+def test_decorated_tools_and_the_openai_drop_in_make_the_trajectory() -> None:
+    traj = recorded("openai--langfuse--content-on")
+    got = [(c.name, c.args, c.args_source, c.call_id, c.status, c.agent, c.result) for c in traj.all_calls]
+    assert got == [
+        ("get_weather", {"city": "Paris"}, "span", "call_w1", "ok", "support", "sunny, 21C"),
+        ("get_order", {"order_id": 1234}, "span", "call_o1", "ok", "support", "order 1234: shipped"),
+        ("search_kb", {"query": "refund policy"}, "span", "call_s1", "error", "support", None),
+        ("search_kb", {"query": "refund policy"}, "span", "call_s2", "ok", "support", "Refunds take 5 days."),
+    ]  # the call ids are the model's, matched by tool name and order (the tool spans record none)
+    assert traj.all_calls[2].error == "knowledge base unavailable"
+    assert [(r.model, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.agent) for r in traj.model_requests] == [
+        ("gpt-4o", 49, 57, 0, "support"), ("gpt-4o", 157, 31, 0, "support"),
+        ("gpt-4o", 224, 31, 0, "support"), ("gpt-4o", 288, 17, 0, "support"),
+    ]  # fmt: skip
+    [run] = traj.agent_runs
+    assert (run.name, run.final_output) == (
+        "support",
+        "Order 1234 has shipped. It is sunny in Paris. Refunds take 5 days.",
+    )
+
+
+@pytest.mark.parametrize("run", ["openai--langfuse--content-off", "openai--langfuse--content-off--stream"])
+def test_uncaptured_tool_input_names_langfuses_capture_switches(run: str) -> None:
+    traj = recorded(run)
+    assert [c.name for c in traj.all_calls] == ["get_weather", "get_order", "search_kb", "search_kb"]
+    assert all(c.args is NOT_RECORDED for c in traj.all_calls)
+    [result] = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert result.outcome == "not_evaluated"
+    assert "langfuse-sdk" in result.reasoning and all(s in result.reasoning for s in SWITCHES), result.reasoning
+
+
+def test_generations_alone_give_the_requested_calls_and_their_results() -> None:
+    traj = recorded("openai--langfuse--content-on--openai-only")
+    got = [(c.name, c.args, c.args_source, c.call_id, c.executed, c.agent, c.result) for c in traj.all_calls]
+    assert got == [
+        ("get_weather", {"city": "Paris"}, "messages", "call_w1", None, "support", "sunny, 21C"),
+        ("get_order", {"order_id": 1234}, "messages", "call_o1", None, "support", "order 1234: shipped"),
+        ("search_kb", {"query": "refund policy"}, "messages", "call_s1", None, "support",
+         "Error: knowledge base unavailable"),
+        ("search_kb", {"query": "refund policy"}, "messages", "call_s2", None, "support", "Refunds take 5 days."),
+    ]  # fmt: skip
+
+
+def test_masked_generations_leave_tool_checks_not_evaluated() -> None:
+    traj = recorded("openai--langfuse--content-off--openai-only")
+    assert traj.all_calls == [] and len(traj.model_requests) == 4
+    results = grade(traj, [ToolCorrectness(expected_tools=["get_order"]), MaxToolCalls(max_calls=4)])
+    assert [r.outcome for r in results] == ["not_evaluated", "not_evaluated"]
+    for r in results:
+        assert "OpenAI-generation" in r.reasoning and all(s in r.reasoning for s in SWITCHES), r.reasoning
+
+
+@pytest.mark.parametrize(
+    ("recorded_input", "expected"),
+    [
+        ({"args": [], "kwargs": {"city": "Paris"}}, {"city": "Paris"}),
+        ({"args": [], "kwargs": {}}, {}),
+        ({"args": ["Paris"], "kwargs": {}}, {"args": ["Paris"], "kwargs": {}}),  # names unknown: not guessed
+        ({"args": ["Paris"], "kwargs": {"units": "C"}}, {"units": "C"}),
+        ({"city": "Paris"}, {"city": "Paris"}),  # set with update(input=...): not a wrapper
+        ("[REDACTED]", NOT_RECORDED),  # a mask= function's marker
+        ("Paris", "Paris"),
+    ],
+    ids=["kwargs", "no-args", "positional", "positional-and-kwargs", "plain", "masked", "text"],
+)
+def test_tool_arguments_are_the_decorated_functions_kwargs(recorded_input: Any, expected: Any) -> None:
+    raw = recorded_input if isinstance(recorded_input, str) else json.dumps(recorded_input)
+    [call] = calls(spans_of(observation("get_weather", "tool", {"langfuse.observation.input": raw})))
+    assert call.args == expected
+
+
+def test_positional_arguments_take_the_models_requested_ones() -> None:
+    requested = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        ],
+    }
+    tree = spans_of(observation("support", "agent", {}, generation(requested), tool("get_weather", {}, args=["Paris"])))
+    [call] = extract(tree).all_calls
+    assert (call.args, call.args_source, call.call_id, call.executed) == ({"city": "Paris"}, "messages", "call_1", True)
+
+
+def test_langfuse_usage_and_cost_details_are_read() -> None:
+    usage = json.dumps({"input": 120, "output": 30, "total": 150, "input_cached_tokens": 100})
+    cost = json.dumps({"input": 0.0012, "output": 0.0009, "total": 0.0021})
+    traj = extract(spans_of(generation(**{"langfuse.observation.usage_details": usage,
+                                          "langfuse.observation.cost_details": cost})))  # fmt: skip
+    [req] = traj.model_requests
+    assert (req.input_tokens, req.output_tokens, req.cache_read_tokens, req.cost) == (120, 30, 100, Cost(0.0021, "USD"))
+
+
+@pytest.mark.parametrize(
+    ("output", "outcome"),
+    [({"role": "assistant", "content": "Hello."}, "passed"), ("[REDACTED]", "not_evaluated")],
+    ids=["recorded", "masked"],
+)
+def test_a_generation_without_tool_calls_shows_none_were_called_only_when_its_output_is_recorded(
+    output: Any, outcome: str
+) -> None:
+    traj = extract(spans_of(observation("support", "agent", {}, generation(output))))
+    [result] = grade(traj, [MaxToolCalls(max_calls=0)])
+    assert result.outcome == outcome, result.reasoning
+
+
+@pytest.mark.parametrize(
+    ("attrs", "failed", "error"),
+    [
+        ({"langfuse.observation.level": "ERROR", "langfuse.observation.status_message": "timed out"}, "", "timed out"),
+        ({}, "boom", "boom"),
+        ({"langfuse.observation.level": "WARNING"}, "", None),
+    ],
+    ids=["level-error", "status-error", "warning"],
+)  # fmt: skip
+def test_a_failed_tool_observation_is_a_failed_call(attrs: dict[str, Any], failed: str, error: str | None) -> None:
+    node = observation("search_kb", "tool", {"langfuse.observation.input": '{"args": [], "kwargs": {}}', **attrs},
+                       failed=failed)  # fmt: skip
+    [call] = calls(spans_of(node))
+    assert (call.status, call.error) == ("error" if error else "ok", error)
+
+
+@pytest.mark.parametrize("kind", ["span", "chain", "retriever", "embedding", "evaluator", "guardrail", "event"])
+def test_other_observation_types_are_recognized_but_are_no_steps(kind: str) -> None:
+    explain: dict[int, str] = {}
+    tree = spans_of(observation("step", kind))
+    traj = extract(tree, explain=explain)
+    assert (traj.all_calls, traj.model_requests, traj.agent_runs) == ([], [], [])
+    assert list(explain.values()) == ["langfuse: recognized, not a step"]
