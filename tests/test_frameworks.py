@@ -270,14 +270,16 @@ _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetr
           "langfuse": "Langfuse (OpenAI drop-in, @observe)",
           "mcp-native": "its own, with MCP tools: the MCP SDK's and FastMCP's own spans",
           "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",
-          "mcp-logfire": "its own, with MCP tools: Logfire MCP"}  # fmt: skip
+          "mcp-logfire": "its own, with MCP tools: Logfire MCP",
+          "langsmith": "LangSmith SDK's OpenTelemetry export"}  # fmt: skip
 
 
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
     packages, kind = entry["packages"], entry["instrumentor"].removeprefix("mcp-")
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
               "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire",
-              "langfuse": "langfuse"}.get(kind)  # fmt: skip
+              "langfuse": "langfuse",
+              "langsmith": "langsmith"}.get(kind)  # fmt: skip
     if prefix is None:
         return None
     framework = entry["framework"].split("-")[0]
