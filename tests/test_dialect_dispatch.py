@@ -194,6 +194,11 @@ _VALUES: dict[str, list[Any]] = {
     "langfuse.observation.input": ['{"args": [], "kwargs": {"city": "Paris"}}', '{"args": ["Paris"], "kwargs": {}}',
                                    "[REDACTED]"],
     "langfuse.observation.level": ["ERROR", "DEFAULT"],
+    "langsmith.span.kind": ["tool", "llm", "chain", "retriever"],
+    "langsmith.metadata.ls_integration": ["langgraph", "langchain_chat_model"],
+    "langsmith.metadata.langgraph_node": ["agent"],
+    "langsmith.trace.name": ["support", "search"],
+    "gen_ai.prompt": ['{"q": "x"}', "{}"],
 }
 _ANY_VALUE = ["search", "gpt-4o", 1, True]
 _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn",

@@ -27,7 +27,7 @@ from opentelemetry.sdk.util import BoundedList
 from .._gc import paused_gc
 from ..spans import Span
 from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, Trajectory, mark_truncated
-from . import _messages, genai, langfuse, mcp, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
+from . import _messages, genai, langfuse, langsmith, mcp, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
 from ._dispatch import Classifier, Dispatch, Gate
 from ._evidence import content_setting, missing_evidence
 from ._merge import Readers, merge_requested
@@ -53,7 +53,9 @@ class Dialect(Protocol):
     def model_request(self, node: SpanNode) -> ModelRequest | None: ...
 
 
-DIALECTS: list[Dialect] = [pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, genai, mcp]
+DIALECTS: list[Dialect] = [
+    pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, langsmith, genai, mcp,
+]
 """Auto-detection order: most specific first."""
 
 

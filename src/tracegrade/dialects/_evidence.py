@@ -47,6 +47,8 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
     ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI integration "
      "records them unless masked), and LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true or @observe(capture_input="
      "True, capture_output=True) for decorated functions (Langfuse SDK)"),
+    ("langsmith", "LANGSMITH_HIDE_INPUTS and LANGSMITH_HIDE_OUTPUTS unset or false (the LangSmith client's "
+     "hide_inputs / hide_outputs)"),
 )  # fmt: skip
 
 
@@ -67,6 +69,7 @@ _DIALECT_SCOPES = {
     "openllmetry": "opentelemetry.instrumentation.",
     "vercel_ai": "ai",
     "langfuse": "langfuse-sdk",
+    "langsmith": "langsmith",
 }
 """The instrumentation a dialect's spans come from, for spans that do not name their scope."""
 

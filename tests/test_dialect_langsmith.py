@@ -1,0 +1,113 @@
+"""The LangSmith dialect (`dialects/langsmith.py`): the LangSmith SDK's OpenTelemetry export of a LangGraph
+agent (committed corpus runs), its tool, model-request and graph spans, the requested calls and tool results in
+LangChain's recorded messages, and hidden content (`LANGSMITH_HIDE_INPUTS` / `_OUTPUTS`) read as not recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _dialect_spans import Node, SpanSpec, spans_of
+from tracegrade import grade
+from tracegrade.dialects import extract, langsmith
+from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
+from tracegrade.ingest import read_spans
+from tracegrade.trajectory import NOT_RECORDED
+from tracegrade.tree import SpanTree
+
+FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+RUN = "langgraph--langsmith--content-{}"
+SCENARIO = [
+    ("get_weather", {"city": "Paris"}, "call_w1"),
+    ("get_order", {"order_id": 1234}, "call_o1"),
+    ("search_kb", {"query": "refund policy"}, "call_s1"),
+    ("search_kb", {"query": "refund policy"}, "call_s2"),
+]
+
+
+def _tree(run: str, keep: Any = None) -> SpanTree:
+    spans = read_spans(FRAMEWORKS / f"{run}.traces.json")
+    return SpanTree.from_spans([s for s in spans if keep is None or keep(s)])
+
+
+@pytest.mark.parametrize("setting", ["on", "on--stream"])
+def test_tool_spans_give_names_arguments_ids_results_and_the_failure(setting: str) -> None:
+    traj = extract(_tree(RUN.format(setting)))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.dialect, c.args_source, c.agent) for c in got} == {("langsmith", "span", "support")}
+    assert [c.status for c in got] == ["ok", "ok", "error", "ok"]
+    assert got[2].error == "RuntimeError('knowledge base unavailable')"  # the error's repr, not its traceback
+    assert [c.result for c in got] == ["sunny, 21C", "order 1234: shipped", None, "Refunds take 5 days."]
+    assert [r.name for r in traj.agent_runs] == ["support"]  # the graph, not its nodes
+    assert [(r.model, r.provider, r.input_tokens) for r in traj.model_requests] == [
+        ("gpt-4o", "openai", 49), ("gpt-4o", "openai", 161), ("gpt-4o", "openai", 245), ("gpt-4o", "openai", 314),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("setting", ["on", "on--stream"])
+def test_requested_calls_and_results_are_read_from_langchain_messages(setting: str) -> None:
+    requests = [n for n in _tree(RUN.format(setting)) if n.attributes.get(langsmith.KIND) == "llm"]
+    requested = [[(r.name, r.arguments, r.call_id) for r in langsmith.requested_calls(n.attributes)] for n in requests]
+    assert requested == [SCENARIO[:2], SCENARIO[2:3], SCENARIO[3:], []]
+    results = langsmith.tool_results(requests[-1].attributes)
+    assert results["call_w1"] == "sunny, 21C" and results["call_s2"] == "Refunds take 5 days."
+    assert results["call_s1"].startswith("Error: RuntimeError('knowledge base unavailable')")
+    assert langsmith.tool_results(requests[0].attributes) == {}
+
+
+def test_model_spans_alone_give_the_calls_their_arguments_and_results() -> None:
+    """Without the tool spans, the calls the model requested form the trajectory, with the results the
+    following requests were given."""
+    traj = extract(_tree(RUN.format("on"), keep=lambda s: s.attributes.get(langsmith.KIND) != "tool"))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.args_source, c.executed, c.agent) for c in got} == {("messages", None, "support")}
+    assert got[0].result == "sunny, 21C" and got[3].result == "Refunds take 5 days."
+
+
+def test_hidden_inputs_and_outputs_are_not_recorded_and_the_reason_names_the_switch() -> None:
+    traj = extract(_tree(RUN.format("off")))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.call_id, c.status) for c in got] == [(n, i, s) for (n, _, i), s in
+                                                          zip(SCENARIO, ["ok", "ok", "error", "ok"], strict=True)]  # fmt: skip
+    assert all(c.args is NOT_RECORDED and c.result is None for c in got)
+    right, arguments = grade(traj, [ToolCorrectness(expected_tools=["get_weather", "get_order", "search_kb"]),
+                                    ArgumentCorrectness("get_order", {"order_id": 1234})])  # fmt: skip
+    assert right.outcome == "passed"
+    assert arguments.outcome == "not_evaluated" and "LANGSMITH_HIDE_INPUTS" in arguments.reasoning, arguments.reasoning
+
+
+def _ls(name: str, kind: str, attrs: dict[str, Any], *children: Node) -> Node:
+    base = {langsmith.KIND: kind, langsmith.RUN_NAME: name, "langsmith.trace.session_name": "default"}
+    return Node(SpanSpec(name, base | attrs), children)
+
+
+def _chat_output(*calls: tuple[str, dict[str, Any], str]) -> str:
+    message = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"],
+               "kwargs": {"content": "", "type": "ai", "tool_calls": [
+                   {"name": n, "args": a, "id": i, "type": "tool_call"} for n, a, i in calls]}}  # fmt: skip
+    return json.dumps({"generations": [[{"text": "", "type": "ChatGeneration", "message": message}]]})
+
+
+def test_an_empty_input_object_is_no_arguments_and_the_model_supplies_them() -> None:
+    """`{}` is what the client writes for hidden inputs and for a tool without arguments: not recorded on the
+    tool span; the model's requested `{}` (with content recorded) then gives the call its arguments."""
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "now", "gen_ai.tool.call.id": "call_1",
+            "gen_ai.prompt": "{}", "gen_ai.completion": json.dumps({"output": "12:00"})}  # fmt: skip
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}
+    graph = {"gen_ai.operation.name": "chain", langsmith.INTEGRATION: "langgraph"}
+    node = {"gen_ai.operation.name": "chain", langsmith.INTEGRATION: "langgraph", langsmith.GRAPH_NODE: "tools"}
+    recorded = spans_of(_ls("clock", "chain", graph,
+                            _ls("ChatOpenAI", "llm", chat | {"gen_ai.completion": _chat_output(("now", {}, "call_1"))}),
+                            _ls("tools", "chain", node, _ls("now", "tool", tool))), scope="langsmith")  # fmt: skip
+    (call,) = extract(recorded).calls()
+    assert (call.args, call.args_source, call.result, call.agent) == ({}, "messages", "12:00", "clock")
+    hidden = spans_of(_ls("clock", "chain", graph, _ls("ChatOpenAI", "llm", chat | {"gen_ai.completion": "{}"}),
+                          _ls("tools", "chain", node, _ls("now", "tool", tool | {"gen_ai.completion": "{}"}))),
+                      scope="langsmith")  # fmt: skip
+    (call,) = extract(hidden).calls()
+    assert (call.args, call.result) == (NOT_RECORDED, None)
