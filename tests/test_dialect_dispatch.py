@@ -194,7 +194,7 @@ _VALUES: dict[str, list[Any]] = {
     "langfuse.observation.input": ['{"args": [], "kwargs": {"city": "Paris"}}', '{"args": ["Paris"], "kwargs": {}}',
                                    "[REDACTED]"],
     "langfuse.observation.level": ["ERROR", "DEFAULT"],
-    "langsmith.span.kind": ["tool", "llm", "chain", "retriever"],
+    "langsmith.span.kind": ["tool", "llm", "chain", "retriever", "prompt"],
     "langsmith.metadata.ls_integration": ["langgraph", "langchain_chat_model"],
     "langsmith.metadata.langgraph_node": ["agent"],
     "langsmith.trace.name": ["support", "search"],

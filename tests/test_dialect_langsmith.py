@@ -13,7 +13,7 @@ import pytest
 from _dialect_spans import Node, SpanSpec, spans_of
 from tracegrade import grade
 from tracegrade.dialects import extract, langsmith
-from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
+from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, ToolCorrectness
 from tracegrade.ingest import read_spans
 from tracegrade.trajectory import NOT_RECORDED
 from tracegrade.tree import SpanTree
@@ -111,3 +111,16 @@ def test_an_empty_input_object_is_no_arguments_and_the_model_supplies_them() -> 
                       scope="langsmith")  # fmt: skip
     (call,) = extract(hidden).calls()
     assert (call.args, call.result) == (NOT_RECORDED, None)
+
+
+def test_a_prompt_run_is_no_model_request() -> None:
+    """The client exports a `prompt` run (a template's formatting, e.g. `@traceable(run_type="prompt")`) with
+    `gen_ai.operation.name` = `chat`, like an `llm` run: only the `llm` run is a model request."""
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 7}
+    tree = spans_of(_ls("pipeline", "chain", {"gen_ai.operation.name": "chain"},
+                        _ls("format_prompt", "prompt", {"gen_ai.operation.name": "chat"}),
+                        _ls("ChatOpenAI", "llm", chat)), scope="langsmith")  # fmt: skip
+    traj = extract(tree)
+    assert [(r.span.name if r.span else None, r.dialect) for r in traj.model_requests] == [("ChatOpenAI", "langsmith")]
+    (budget,) = grade(traj, [MaxModelRequests(max_requests=1)])
+    assert budget.outcome == "passed", budget.reasoning

@@ -19,7 +19,9 @@ refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `H
 
 Vendor shapes: Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
-a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation;
+a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
+one the LangSmith SDK marks `langsmith.span.kind` = `prompt` no model request (its other runs are read by the
+`langsmith` dialect);
 the contrib OpenAI Agents instrumentation's placeholder `gen_ai.agent.name` (`LABEL_AGENT_SCOPES`). A run span
 named otherwise than `{operation} {name}` (an SDK trace span named after its workflow) has no name unless an
 attribute gives one.
@@ -67,6 +69,9 @@ TRACELOOP_KIND = "traceloop.span.kind"
 NOT_RUNS = frozenset({"workflow", "task"})
 """`traceloop.span.kind` values that are no agent run even with an agent-run operation (OpenLLMetry's CrewAI
 instrumentation writes `invoke_agent` on its task span, its LangChain one on the graph's workflow span)."""
+LANGSMITH_KIND = "langsmith.span.kind"
+"""The LangSmith SDK's run type: it exports a `prompt` run (a prompt template's formatting) with operation
+`chat`, and that is no model request."""
 LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
 """Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
 (opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
@@ -97,7 +102,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
     if op == "execute_tool":
         return _tool_call(node) or handoff(node) or True
     if op in MODEL_OPERATIONS:
-        return _model_request(node)
+        return _model_request(node) if attrs.get(LANGSMITH_KIND) != "prompt" else handoff(node) or True
     if op in RUN_OPERATIONS:
         return _agent_run(node, op) or handoff(node) or True
     return handoff(node) or True
@@ -213,7 +218,7 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
 
 
 def model_request(node: SpanNode) -> ModelRequest | None:
-    if operation(node) not in MODEL_OPERATIONS:
+    if operation(node) not in MODEL_OPERATIONS or node.attributes.get(LANGSMITH_KIND) == "prompt":
         return None
     return _model_request(node)
 
