@@ -27,7 +27,18 @@ from opentelemetry.sdk.util import BoundedList
 from .._gc import paused_gc
 from ..spans import Span
 from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, Trajectory, mark_truncated
-from . import _messages, genai, langfuse, langsmith, mcp, openai_agents, openinference, openllmetry, pydantic_ai, vercel_ai
+from . import (
+    _messages,
+    genai,
+    langfuse,
+    langsmith,
+    mcp,
+    openai_agents,
+    openinference,
+    openllmetry,
+    pydantic_ai,
+    vercel_ai,
+)
 from ._dispatch import Classifier, Dispatch, Gate
 from ._evidence import content_setting, missing_evidence
 from ._merge import Readers, merge_requested
