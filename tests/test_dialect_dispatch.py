@@ -205,11 +205,12 @@ _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_wo
           "generate_content", "text_completion", "call_llm", "running", "tool", "tools", "output", "function", "agent",
           "run", "MCP", "request:", "send", "server", "handle", "tools/call", "search", "gpt-4o", "http", "handoff",
           "workflow"]  # fmt: skip
-_HEADS = ["chat", "execute_tool", "invoke_agent", "running", "agent", "MCP", "tools/call", "http", "call_llm"]
-_SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow"]
+_HEADS = ["chat", "execute_tool", "invoke_agent", "running", "agent", "MCP", "tools/call", "http", "call_llm",
+          "FunctionAgent", "FunctionTool"]  # fmt: skip
+_SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow", ".run", ".acall"]
 _SCOPES = ["", "pydantic-ai", "logfire.openai_agents", "logfire", "openinference.instrumentation.openai_agents",
            "opentelemetry.instrumentation.openai_agents", "opentelemetry.instrumentation.httpx", "agent_framework",
-           "langfuse-sdk"]  # fmt: skip
+           "langfuse-sdk", "llamaindex.opentelemetry.tracer"]  # fmt: skip
 
 
 @st.composite

@@ -6,7 +6,8 @@ when it does but finds no step in it, else the step) and its readable spec `reco
 `tool_call`, `model_request` (the last three return None when the span is not of that kind); a property
 test keeps the two equal. Optionally: `handoff(node)` (transfers of control between agents),
 `MESSAGE_SHAPES` / `requested_calls` / `tool_results` (where its model spans record requested calls
-and their results), `RUN_MESSAGES` (agent-span attributes holding a run's messages, for argument
+and their results; `requested_calls_of` / `tool_results_of` read the span itself, e.g. its events),
+`settle_calls(calls, requests)` (marks failures of the calls known only from requests; returns notes), `RUN_MESSAGES` (agent-span attributes holding a run's messages, for argument
 recovery), `ARGS_MAY_BE_WRAPPED` (its tool spans may record a framework's wrapper around the
 arguments) and `GATE`, a `Gate` naming what a span must carry for `classify` to recognize it: each span
 is offered only to the dialects whose gate admits it (one dispatch per span, whatever the number of
@@ -32,6 +33,7 @@ from . import (
     genai,
     langfuse,
     langsmith,
+    llamaindex,
     mcp,
     openai_agents,
     openinference,
@@ -65,7 +67,7 @@ class Dialect(Protocol):
 
 
 DIALECTS: list[Dialect] = [
-    pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, langsmith, genai, mcp,
+    pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, llamaindex, langsmith, genai, mcp,
 ]
 """Auto-detection order: most specific first."""
 
@@ -265,6 +267,9 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
         return found
 
     added, notes = merge_requested(calls, requests, readers_of, twins, handoffs, wrapping, absorbed)
+    for d in _dialects_of(added):  # a dialect that ties failures to requested-only calls (`settle_calls`)
+        if (settle := _attribute(d, "settle_calls", None)) is not None:
+            notes.extend(settle(added, requests))
     if explain is not None:
         _explain_merge(explain, twins, added)
     calls.extend(added)
@@ -531,9 +536,25 @@ _BY_START = attrgetter("span.start_ns", "span.span_id")
 
 def _message_readers(dialect: str | None) -> Readers:
     """How the named dialect's model-request spans record requested calls and tool results: its own
-    `requested_calls(attrs)` / `tool_results(attrs)` when it has them, else its `MESSAGE_SHAPES`."""
+    `requested_calls_of(node)` / `tool_results_of(node)` (spans that record them in events or in other
+    spans), else `requested_calls(attrs)` / `tool_results(attrs)`, else its `MESSAGE_SHAPES`."""
     d = next((d for d in DIALECTS if d.name == dialect), None)
     shapes: tuple[str, ...] = _attribute(d, "MESSAGE_SHAPES", ("otel",))
-    requested = _attribute(d, "requested_calls", None) or _messages.requested_reader(shapes)
-    results = _attribute(d, "tool_results", None) or _messages.results_reader(shapes)
+    requested = _attribute(d, "requested_calls_of", None) or _of_attributes(
+        _attribute(d, "requested_calls", None) or _messages.requested_reader(shapes)
+    )
+    results = _attribute(d, "tool_results_of", None) or _of_attributes(
+        _attribute(d, "tool_results", None) or _messages.results_reader(shapes)
+    )
     return requested, results
+
+
+def _of_attributes(read: Callable[[Any], Any]) -> Callable[[SpanNode], Any]:
+    """A reader of a span's attributes as a reader of the span."""
+    return lambda node: read(node.attributes)
+
+
+def _dialects_of(calls: list[ToolCall]) -> list[Dialect]:
+    """The registered dialects that made `calls` (in `DIALECTS` order)."""
+    names = {c.dialect for c in calls}
+    return [d for d in DIALECTS if d.name in names] if names else []

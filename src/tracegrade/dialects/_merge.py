@@ -18,16 +18,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..trajectory import NOT_RECORDED, Handoff, ModelRequest, ToolCall, parse_args
 from . import _messages
 
+if TYPE_CHECKING:
+    from ..tree import SpanNode
+
 __all__ = ["Readers", "default_transfer_tool", "merge_requested"]
 
 
-Readers = tuple[Callable[[Mapping[str, Any]], list[_messages.Requested]], Callable[[Mapping[str, Any]], dict[str, Any]]]
-"""(requested calls of a model-request span's attributes, `{call_id: result}` of its input messages)."""
+Readers = tuple[Callable[["SpanNode"], list[_messages.Requested]], Callable[["SpanNode"], dict[str, Any]]]
+"""(requested calls of a model-request span, `{call_id: result}` of its input messages)."""
 
 
 def merge_requested(
@@ -70,13 +73,13 @@ def merge_requested(
             continue
         if req.dialect is not dialect:  # requests of one dialect follow each other: its reader is looked up once
             dialect, read = req.dialect, readers_of(req.dialect)[0]
-        found = read(span.attributes)
+        found = read(span)
         if not found:
             if span._logs:
                 found = _messages.logs_requested(span._logs)
             if not found and twins and (others := twins.get(id(req))):
                 for twin in others:
-                    if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span.attributes)):
+                    if twin.span is not None and (found := readers_of(twin.dialect)[0](twin.span)):
                         break
             if not found:
                 continue
@@ -114,7 +117,7 @@ def merge_requested(
         results: dict[str, Any] = {}
         for req in (*absorbed, *requests):  # a request's own span wins over the provider's inside it
             if req.span is not None:
-                results.update(readers_of(req.dialect)[1](req.span.attributes))
+                results.update(readers_of(req.dialect)[1](req.span))
                 results.update(_messages.logs_results(req.span.logs))
         for call in added:
             if call.call_id is not None and call.call_id in results:
