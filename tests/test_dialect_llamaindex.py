@@ -11,7 +11,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode, set_span_in_context
 
+from tracegrade import grade
 from tracegrade.dialects import extract, llamaindex
+from tracegrade.evaluators import ToolCorrectness
 from tracegrade.ingest import read_spans
 from tracegrade.trajectory import Trajectory
 from tracegrade.tree import SpanTree
@@ -87,5 +89,70 @@ def test_a_failure_among_parallel_calls_is_noted_not_guessed() -> None:
     traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [(c.name, c.status) for c in traj.all_calls] == [("get_weather", "ok"), ("get_order", "ok")]
     assert len(traj.incomplete) == 1
-    assert "1 tool span(s) 'FunctionTool.acall' failed" in traj.incomplete[0]
+    assert "1 of 2 tool span(s) 'FunctionTool.acall' after model request 'OpenAI.achat'" in traj.incomplete[0]
     assert "'get_weather', 'get_order'" in traj.incomplete[0] and "which call failed is not recorded" in traj.incomplete[0]
+
+
+def _user(text: str) -> dict[str, object]:
+    return {"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": text}]}
+
+
+def _asking(call_id: str, tool: str) -> dict[str, object]:
+    return {"role": "assistant", "additional_kwargs": {}, "blocks": [
+        {"block_type": "tool_call", "tool_call_id": call_id, "tool_name": tool, "tool_kwargs": '{"q": 1}'}]}  # fmt: skip
+
+
+def _answer(call_id: str, text: str) -> dict[str, object]:
+    return {"role": "tool", "additional_kwargs": {"tool_call_id": call_id}, "blocks": [{"block_type": "text", "text": text}]}
+
+
+def test_a_streamed_request_reads_its_calls_only_from_its_own_conversation() -> None:
+    """Two conversations interleaved in one trace, every request streamed (no end events): request A's
+    calls come from the later request whose input extends A's input, not from the next request in time."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer(llamaindex.SCOPE)
+    root = tracer.start_span("AgentWorkflow.run")
+    ctx = set_span_in_context(root)
+    _chat(tracer, ctx, [_user("a")])  # A
+    _chat(tracer, ctx, [_user("b"), _asking("x1", "wrong_tool"), _answer("x1", "no")])  # another conversation
+    _chat(tracer, ctx, [_user("a"), _asking("y1", "search"), _answer("y1", "found")])  # A's continuation
+    root.end()
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [(c.name, c.args, c.call_id, c.result) for c in traj.all_calls] == [("search", {"q": 1}, "y1", "found")]
+    assert traj.all_calls[0].span is traj.model_requests[0].span
+
+
+def test_an_end_event_without_blocks_gives_the_openai_tool_calls() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer(llamaindex.SCOPE)
+    span = tracer.start_span("OpenAI.achat")
+    span.add_event("LLMChatStartEvent", {"messages": json.dumps([_user("hi")])})
+    calls = [{"id": "c9", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": 7}'}}]
+    span.add_event("LLMChatEndEvent", {"response.message.additional_kwargs.tool_calls": json.dumps(calls),
+                                       "response.raw.usage.prompt_tokens": 3})  # fmt: skip
+    span.end()
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [(c.name, c.args, c.call_id) for c in traj.all_calls] == [("get_order", {"order_id": 7}, "c9")]
+    assert [r.input_tokens for r in traj.model_requests] == [3]
+
+
+def test_tool_spans_python_reprs_are_not_read() -> None:
+    """A tool span whose tool appears only in the workflow's repr tag is no call; the tool checks say why."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer(llamaindex.SCOPE)
+    root = tracer.start_span("FunctionAgent.run")
+    tool = tracer.start_span("FunctionTool.acall", context=set_span_in_context(root))
+    tool.set_attribute("llamaindex.step.input_summary", "ToolCall(tool_name='get_weather', tool_kwargs={'city': 'Paris'})")
+    tool.end()
+    root.end()
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert traj.all_calls == [] and [r.span.name for r in traj.agent_runs if r.span is not None] == ["FunctionAgent.run"]
+    (result,) = grade(traj, [ToolCorrectness(expected_tools=["get_weather"])])
+    assert result.outcome == "not_evaluated"
+    assert "no tool or model-request spans tell which tools were called" in result.reasoning

@@ -7,16 +7,18 @@ it named after the event class, the event's fields flattened into attributes (ne
 
 - A model request is a span with an `LLMChatStartEvent` (or `LLMCompletionStartEvent`). Its `LLMChatEndEvent`
   records the response: `response.message.blocks` (JSON) holds `tool_call` blocks (`tool_call_id`,
-  `tool_name`, `tool_kwargs`), `response.raw.usage.*` the tokens. A streamed request's span ends before the
-  stream is read, so its end event is dropped: the calls it requested are then read from the next request's
-  input (the assistant message that follows this request's own input messages). Tool results are the input
-  messages with role `tool` (`additional_kwargs.tool_call_id`, text blocks).
+  `tool_name`, `tool_kwargs`; else `response.message.additional_kwargs.tool_calls`, OpenAI's shape),
+  `response.raw.usage.*` the tokens. A streamed request's span ends before the stream is read, so its end
+  event is dropped: the calls it requested are then read from the continuation of its conversation (the
+  assistant message that follows this request's input in a later request whose input begins with it). Tool
+  results are the input messages with role `tool` (`additional_kwargs.tool_call_id`, text blocks).
 - An agent run is a `<Agent>.run` span (FunctionAgent, ReActAgent, CodeActAgent, AgentWorkflow); the agent's
   name is not recorded.
 - Tool spans (`FunctionTool.acall`, ...) record the tool's name, arguments and call id only inside Python
   reprs (`llamaindex.step.input_summary`), which are not read: the calls come from the model's messages
-  (`executed=None`). A tool span with status ERROR marks a call failed when it ran between a request that
-  asked for exactly one call and the next request; otherwise which call failed is noted as not recorded.
+  (`executed=None`). A tool span with status ERROR marks a call failed when it is the only tool span between
+  the request that asked for exactly that one call and the next request; otherwise which call failed is noted
+  as not recorded (`Trajectory.incomplete`).
 
 The integration has no content switch: the events always carry the messages.
 """
@@ -126,30 +128,40 @@ def _messages(attrs: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
 
 
-def _calls_in(message_blocks: Any) -> list[Requested]:
-    """The `tool_call` blocks of a message's `blocks` (`tool_kwargs` JSON text or a dict)."""
-    blocks = _json(message_blocks)
+def _calls_in(blocks: Any, tool_calls: Any) -> list[Requested]:
+    """The calls an assistant message holds: its `tool_call` blocks (`tool_kwargs` JSON text or a dict), else
+    its `additional_kwargs.tool_calls` (OpenAI's shape: `id`, `function.name`, `function.arguments`)."""
     out = []
+    blocks = _json(blocks)
     for block in blocks if isinstance(blocks, list) else ():
         if isinstance(block, dict) and block.get("block_type") == "tool_call":
             out.append(Requested.of(block.get("tool_name"), block.get("tool_kwargs"), block.get("tool_call_id")))
+    if out:
+        return out
+    tool_calls = _json(tool_calls)
+    for call in tool_calls if isinstance(tool_calls, list) else ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            out.append(Requested.of(fn.get("name"), fn.get("arguments"), call.get("id")))
     return out
 
 
 def requested_calls_of(node: SpanNode) -> list[Requested]:
-    """The calls a request's response asked for: its end event's `response.message.blocks`, else (streamed:
-    the end event is dropped) the assistant message after this request's input in the next request's input."""
+    """The calls a request's response asked for: its end event's response message, else (streamed: the end
+    event is dropped) the assistant message that follows this request's input in the continuation of the
+    conversation (the next request whose input begins with this request's input)."""
     end = _event(node, END_EVENTS)
     if end is not None:
-        return _calls_in(end.get("response.message.blocks"))
-    asked = len(_messages(_event(node, START_EVENTS)))
-    following = _next_request(node)
-    if following is None or not asked:
+        return _calls_in(end.get("response.message.blocks"), end.get("response.message.additional_kwargs.tool_calls"))
+    own = _messages(_event(node, START_EVENTS))
+    if not own:
         return []
-    later = _messages(_event(following, START_EVENTS))
-    if len(later) > asked and later[asked].get("role") == "assistant":
-        return _calls_in(later[asked].get("blocks"))
-    return []
+    later = _continuation(node, own)
+    if later is None or later[len(own)].get("role") != "assistant":
+        return []
+    reply = later[len(own)]
+    kwargs = reply.get("additional_kwargs")
+    return _calls_in(reply.get("blocks"), kwargs.get("tool_calls") if isinstance(kwargs, dict) else None)
 
 
 def tool_results_of(node: SpanNode) -> dict[str, Any]:
@@ -180,18 +192,23 @@ def _walk(node: SpanNode) -> Iterator[SpanNode]:
         stack.extend(reversed(n.children))
 
 
-def _next_request(node: SpanNode) -> SpanNode | None:
-    """The model-request span of this integration that starts next in the same trace."""
-    best: SpanNode | None = None
-    for n in _walk(_root(node)):
-        if (
-            n.start_ns > node.start_ns
-            and (best is None or n.start_ns < best.start_ns)
-            and n.scope_name == SCOPE
-            and _event(n, START_EVENTS) is not None
-        ):
-            best = n
-    return best
+def _continuation(node: SpanNode, own: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The input messages of the first request after `node` whose input extends `own` (the same conversation,
+    one reply further or more): searched among the spans after `node`'s, nearest ancestors' children first."""
+    child, parent = node, node.parent
+    while parent is not None:
+        after = False
+        for sibling in parent.children:
+            if sibling is child:
+                after = True
+            elif after:
+                for n in _walk(sibling):
+                    if n.start_ns > node.start_ns and n.scope_name == SCOPE:
+                        later = _messages(_event(n, START_EVENTS))
+                        if len(later) > len(own) and later[: len(own)] == own:
+                            return later
+        child, parent = parent, parent.parent
+    return None
 
 
 def _tool_spans(root: SpanNode) -> list[SpanNode]:
@@ -208,8 +225,9 @@ def _tool_spans(root: SpanNode) -> list[SpanNode]:
 
 
 def settle_calls(calls: Sequence[ToolCall], requests: Sequence[ModelRequest]) -> list[str]:
-    """Mark the requested calls whose tool span failed (see the module docstring); returns notes on the
-    failures that cannot be tied to one call."""
+    """Mark the requested calls whose tool span failed: a failed tool span is tied to a call only when it is
+    the one tool span between the request that asked for exactly that one call and the next request of the
+    same trace; any other failed tool span is named in the returned notes, its call left as it was."""
     mine = [r for r in requests if r.dialect == name and r.span is not None]
     asked: dict[int, list[ToolCall]] = {}
     for call in calls:
@@ -219,9 +237,8 @@ def settle_calls(calls: Sequence[ToolCall], requests: Sequence[ModelRequest]) ->
     tools_of: dict[int, list[SpanNode]] = {}
     for i, req in enumerate(mine):
         span = req.span
-        assert span is not None
         own = asked.get(id(span))
-        if not own:
+        if span is None or not own:
             continue
         root = _root(span)
         tools = tools_of.get(id(root))
@@ -229,18 +246,17 @@ def settle_calls(calls: Sequence[ToolCall], requests: Sequence[ModelRequest]) ->
             tools = tools_of[id(root)] = _tool_spans(root)
         nxt = mine[i + 1].span if i + 1 < len(mine) else None
         until = nxt.start_ns if nxt is not None and _root(nxt) is root else None
-        failed = [
-            t for t in tools
-            if t.status == "error" and t.start_ns >= span.start_ns and (until is None or t.start_ns < until)
-        ]  # fmt: skip
+        ran = [t for t in tools if t.start_ns >= span.start_ns and (until is None or t.start_ns < until)]
+        failed = [t for t in ran if t.status == "error"]
         if not failed:
             continue
-        if len(own) == 1 and len(failed) == 1:
+        if len(own) == 1 and len(ran) == 1:
             set_failure(own[0], failed[0])
         else:
             names = ", ".join(repr(str(c)) for c in own)
             notes.append(
-                f"{len(failed)} tool span(s) {failed[0].name!r} failed after model request {span.name!r}, which asked "
-                f"for {names}: which call failed is not recorded (LlamaIndex's tool spans name no tool or call id)"
+                f"{len(failed)} of {len(ran)} tool span(s) {failed[0].name!r} after model request {span.name!r} "
+                f"(which asked for {names}) failed: which call failed is not recorded (LlamaIndex's tool spans "
+                "name no tool or call id)"
             )
     return notes
