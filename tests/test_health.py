@@ -61,3 +61,26 @@ def test_no_tool_loops() -> None:
 def test_no_tool_loops_without_arguments_is_not_evaluated() -> None:
     cap = run_captured([("search", {"q": "x"})] * 3, include_content=False)
     assert one(cap, NoToolLoops(max_repeats=2)).outcome == "not_evaluated"
+
+
+def test_max_tokens_with_a_request_that_recorded_no_usage_is_not_evaluated_unless_already_over() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from tracegrade import capture
+
+    tp = TracerProvider()
+    tracer = tp.get_tracer("agent.framework")
+    run = {"gen_ai.operation.name": "invoke_agent"}
+    usage = {"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 20}
+    with capture(provider=tp) as cap, tracer.start_as_current_span("invoke_agent support", attributes=run):
+        with tracer.start_as_current_span("chat m", attributes={"gen_ai.operation.name": "chat", **usage}):
+            pass
+        with tracer.start_as_current_span("chat m", attributes={"gen_ai.operation.name": "chat"}):
+            pass  # a streamed response whose usage was not recorded
+    assert [r.input_tokens for r in cap.trajectory.model_requests] == [100, None]
+    unknown = one(cap, MaxTokens(max_total=1_000))
+    assert unknown.outcome == "not_evaluated"
+    assert "1 of 2 record no total token count: the sum would understate the use" in unknown.reasoning
+    assert one(cap, MaxTokens(max_input=150)).outcome == "not_evaluated"
+    over = one(cap, MaxTokens(max_input=50))  # the recorded counts alone exceed it
+    assert over.outcome == "failed" and "input 100 > 50" in over.reasoning and "at least" in over.reasoning

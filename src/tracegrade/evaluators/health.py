@@ -118,7 +118,10 @@ class NoErrorSpans(ScopedEvaluator):
 
 @dataclass(repr=False)
 class MaxTokens(ScopedEvaluator):
-    """Token budgets summed over model requests (not agent-level aggregates, which would count twice)."""
+    """Token budgets summed over model requests (not agent-level aggregates, which would count twice).
+
+    A budget whose count some request did not record is `not_evaluated` (a partial sum would understate
+    the use), unless the recorded counts alone already exceed it: then it fails."""
 
     needs: ClassVar[tuple[str, ...]] = ("model_requests",)
 
@@ -141,9 +144,22 @@ class MaxTokens(ScopedEvaluator):
             "output": sum(r.output_tokens or 0 for r in reqs),
             "total": sum(r.total_tokens or 0 for r in reqs),
         }
+        unrecorded = {
+            "input": sum(r.input_tokens is None for r in reqs),
+            "output": sum(r.output_tokens is None for r in reqs),
+            "total": sum(r.input_tokens is None or r.output_tokens is None for r in reqs),
+        }
         budgets = {"input": self.max_input, "output": self.max_output, "total": self.max_total}
         over = [f"{k} {used[k]} > {b}" for k, b in budgets.items() if b is not None and used[k] > b]
         summary = ", ".join(f"{k}={used[k]}" for k in used) + f" over {len(reqs)} model request(s)"
+        partial = [k for k, b in budgets.items() if b is not None and unrecorded[k]]
+        if partial and not over:
+            missing = "; ".join(f"{unrecorded[k]} of {len(reqs)} record no {k} token count" for k in partial)
+            return EvalResult.not_evaluated(
+                f"{missing}: the sum would understate the use ({summary}, as recorded)"
+            )
+        if partial:
+            summary += " (at least: some counts are not recorded)"
         return EvalResult(not over, ("over budget: " + "; ".join(over) + "; " if over else "") + summary)
 
 
