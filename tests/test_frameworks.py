@@ -268,6 +268,7 @@ _FRAMEWORK_PACKAGE = {
 _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
           "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire",
           "langfuse": "Langfuse (OpenAI drop-in, @observe)",
+          "openlit": "OpenLIT",
           "mcp-native": "its own, with MCP tools: the MCP SDK's and FastMCP's own spans",
           "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",
           "mcp-logfire": "its own, with MCP tools: Logfire MCP",
@@ -279,7 +280,7 @@ def _instrumentor_package(entry: dict[str, Any]) -> str | None:
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
               "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire",
               "langfuse": "langfuse",
-              "langsmith": "langsmith"}.get(kind)  # fmt: skip
+              "langsmith": "langsmith", "openlit": "openlit"}.get(kind)  # fmt: skip
     if prefix is None:
         return None
     framework = entry["framework"].split("-")[0]
