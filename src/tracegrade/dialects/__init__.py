@@ -210,7 +210,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                         ):  # (a scope whose agent name is a label: the run names the agent)
                             call.agent = agent
                     if run is not None:
-                        call.agent = call.agent or run.name
+                        call.agent = call.agent or run.name or _named(run)
                         call.run = run
                     if not isinstance(src, Span) and (dropped := _dropped_attributes(src)):
                         call.dropped_attributes = dropped
@@ -223,7 +223,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                     absorbed.append(req)
                 else:
                     if run is not None:
-                        req.agent = run.name
+                        req.agent = run.name or _named(run)
                         req.run = run
                     requests.append(req)
                     inner = req
@@ -234,7 +234,7 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
                 runs.append(run)
             elif kind is Handoff:
                 hand: Handoff = step  # type: ignore[assignment]
-                hand.run, hand.agent = run, hand.source or (run.name if run is not None else None)
+                hand.run, hand.agent = run, hand.source or (run.name or _named(run) if run is not None else None)
                 handoffs.append(hand)
             # pre-execution decisions about tool calls (2026 GenAI), only on spans with events or logs
             events: Any
@@ -297,6 +297,17 @@ def _dispatch() -> Dispatch:
     if not _DISPATCH or _DISPATCH[0].dialects != tuple(DIALECTS):
         _DISPATCH[:] = [Dispatch(DIALECTS)]
     return _DISPATCH[0]
+
+
+def _named(run: AgentRun) -> str | None:
+    """The name of the nearest enclosing run that has one: the agent a nameless run (a framework's task or turn
+    span read as a run, e.g. OpenLIT's unmapped OpenAI Agents SDK spans) works for."""
+    parent = run.parent
+    while parent is not None:
+        if parent.name:
+            return parent.name
+        parent = parent.parent
+    return None
 
 
 def _with_parent(step: AgentRun, parent: AgentRun | None) -> AgentRun:
@@ -380,7 +391,7 @@ def _apply_decisions(
                 continue
             call = ToolCall._from_span(tool, None, node, genai.name)
             call.executed, call.call_id, call.run = False, call_id, run
-            call.agent = run.name if run is not None else None
+            call.agent = run.name or _named(run) if run is not None else None
             new.append(call)
             if call_id:
                 by_id.setdefault(call_id, []).append(call)

@@ -42,6 +42,8 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
     ("agent_framework", "enable_sensitive_data=True (Microsoft Agent Framework observability)"),
     ("strands", _STRANDS),
     ("com.anthropic.sdk", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the Anthropic SDK's tracing)"),
+    ("openlit.instrumentation.", "openlit.init(capture_message_content=True), and no "
+     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false (OpenLIT)"),
     ("logfire", "logfire's content scrubbing / capture settings"),
     ("ai", "experimental_telemetry: { recordInputs: true, recordOutputs: true } (Vercel AI SDK)"),
     ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI integration "

@@ -4,10 +4,10 @@ For each model request, in start order, each requested call is matched to an exe
 same tool: by call id within the same agent run, else by call id alone when only one executed call
 has it, else (tool spans without ids: OpenLLMetry, LangGraph) the first unmatched executed call of
 that tool in the same run that started after the request. A match keeps its span; its arguments are
-the model's when the span recorded none or something else (a framework's wrapper around them),
-with `args_source="messages"`. A requested call that matches nothing becomes a call of its own on the
-request's span: `executed=None` when the trace has no tool spans at all (the calls then form the
-trajectory), `executed=False` otherwise (requested, never executed). Results for such calls come
+the model's when the span recorded none or something else (a framework's wrapper around them, or a
+rendering that is not JSON), with `args_source="messages"`. A requested call that matches nothing
+becomes a call of its own on the request's span: `executed=None` when the trace has no tool spans at
+all (the calls then form the trajectory), `executed=False` otherwise (requested, never executed). Results for such calls come
 from the tool messages of later requests, by call id. A requested call that a handoff span carried out
 (same call id, or same tool name when the handoff span has no id; with neither, the OpenAI Agents SDK's
 default name for a handoff to its target) is that handoff, not a tool call.
@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import NOT_RECORDED, Handoff, ModelRequest, ToolCall, parse_args
+from ..trajectory import NOT_RECORDED, Handoff, ModelRequest, ToolCall, cut_short, parse_args
 from . import _messages
 
 if TYPE_CHECKING:
@@ -187,11 +187,16 @@ def _match(
 
 
 def _adopt_arguments(call: ToolCall, raw: Any, wrapping: frozenset[str]) -> None:
-    """The model's arguments for an executed call whose span recorded none, or recorded a wrapper."""
+    """The model's arguments for an executed call whose span recorded none, recorded a wrapper, or recorded
+    text that is not JSON and not JSON cut short (a framework's rendering of them, e.g. OpenLIT's LangChain
+    tool span writes the Python `str()` of the arguments dict)."""
     if raw is None:
         return
-    if (call.args_text is None and call.args is NOT_RECORDED) or (
-        call.dialect in wrapping and call.args_text != raw and call.args != parse_args(raw)
+    text = call.args_text
+    if (
+        (text is None and call.args is NOT_RECORDED)
+        or (call.dialect in wrapping and text != raw and call.args != parse_args(raw))
+        or (text is not None and text != raw and call.args is text and not cut_short(text))
     ):
         _set_arguments(call, raw)
 

@@ -8,7 +8,10 @@ Three recorded shapes (shared/reference/conventions.md §1.7, §3, §4):
   function.name, function.arguments}`, results as `llm.input_messages.N.message.{role=tool,
   tool_call_id, content}`;
 - OpenLLMetry's flattened prompt/completion: `gen_ai.completion.N.tool_calls.M.{id, name,
-  arguments}`, results as `gen_ai.prompt.N.{role=tool, tool_call_id, content}`.
+  arguments}`, results as `gen_ai.prompt.N.{role=tool, tool_call_id, content}`;
+- OpenLIT's summary of a response's tool calls on the model span, written whatever its content setting:
+  `gen_ai.tool.name`, `gen_ai.tool.call.id` and `gen_ai.tool.args` (or `gen_ai.tool.call.arguments`), each
+  the response's values joined with `", "` (no results).
 
 Each reader returns plain tuples; the dialects decide which shape their spans carry.
 """
@@ -35,6 +38,7 @@ __all__ = [
     "requested_reader",
     "results",
     "results_reader",
+    "summary_requests",
 ]
 
 
@@ -94,6 +98,49 @@ def otel_results(raw: Any) -> dict[str, Any]:
         if part.get("type") == "tool_call_response" and isinstance(call_id := part.get("id"), str):
             out[call_id] = part["result"] if "result" in part else part.get("response")
     return out
+
+
+SUMMARY_IDS = "gen_ai.tool.call.id"
+_SUMMARY_NAMES = "gen_ai.tool.name"
+_SUMMARY_ARGS = ("gen_ai.tool.args", "gen_ai.tool.call.arguments")
+_SEPARATOR = ", "
+_DECODER = json.JSONDecoder()
+
+
+def summary_requests(attrs: Mapping[str, Any]) -> list[Requested]:
+    """Tool calls from OpenLIT's joined summary on a model span (`gen_ai.tool.name` = `"a, b"`,
+    `gen_ai.tool.call.id` = `"call_1, call_2"`, `gen_ai.tool.args` = `'{"x": 1}, {"y": 2}'`): names and ids
+    are paired in order; the arguments are a run of JSON values, and are kept only when they decode into
+    exactly one value per name (otherwise they are not recorded). No summary, or ids and names of different
+    counts: no calls."""
+    names, ids = attrs.get(_SUMMARY_NAMES), attrs.get(SUMMARY_IDS)
+    if not isinstance(names, str) or not isinstance(ids, str) or not names or not ids:
+        return []
+    name_list, id_list = names.split(_SEPARATOR), ids.split(_SEPARATOR)
+    if len(name_list) != len(id_list):
+        return []
+    raw = next((v for key in _SUMMARY_ARGS if isinstance(v := attrs.get(key), str) and v), None)
+    args = _joined_json(raw, len(name_list)) if raw is not None else None
+    pairs = enumerate(zip(name_list, id_list, strict=True))
+    return [Requested.of(n, args[i] if args is not None else None, c) for i, (n, c) in pairs]
+
+
+def _joined_json(raw: str, count: int) -> list[str] | None:
+    """The JSON texts of `raw`, `count` JSON values joined with `", "`; None when it is not that."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(raw):
+        try:
+            _, end = _DECODER.raw_decode(raw, pos)
+        except ValueError:
+            return None
+        out.append(raw[pos:end])
+        if end == len(raw):
+            break
+        if not raw.startswith(_SEPARATOR, end):
+            return None
+        pos = end + len(_SEPARATOR)
+    return out if len(out) == count else None
 
 
 _OI_OUT = re.compile(

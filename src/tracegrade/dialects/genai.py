@@ -13,11 +13,16 @@ merges it into the outer one.)
 
 2026 additions: an `execute_tool` span with `gen_ai.transfer.*` (the `gen_ai.execute_tool.transfer.internal`
 refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `Handoff`, not a tool call;
-`gen_ai.usage.cost.{amount,currency,source}` is a model request's `Cost`; `gen_ai.tool.call.decision` events
+`gen_ai.usage.cost.{amount,currency,source}` is a model request's `Cost` (OpenLIT's plain
+`gen_ai.usage.cost` too, in USD, `OPENLIT_COST`); `gen_ai.tool.call.decision` events
 (`DECISION_EVENT`) and the `gen_ai.output.messages_ref` content reference (`OUTPUT_REF`) are read by
 `dialects.extract`.
 
-Vendor shapes: Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
+Vendor shapes: OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.name`,
+`gen_ai.tool.call.id`, `gen_ai.tool.args`, each joined with `", "`; recorded whatever the content setting),
+read when the output messages hold no calls (`requested_calls`), and its LangChain tool span's
+`gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`) when the tool raised;
+Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
 a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
 one the LangSmith SDK marks `langsmith.span.kind` = `prompt` no model request (its other runs are read by the
@@ -30,16 +35,19 @@ attribute gives one.
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall
+from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
 from ._common import cost_of, first_int, first_str
 from ._dispatch import Gate
+from ._messages import SUMMARY_IDS, Requested, otel_requests, summary_requests
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "classify", "handoff", "model_request", "name", "recognizes", "tool_call"]
+__all__ = ["agent_run", "classify", "handoff", "model_request", "name", "recognizes", "requested_calls", "tool_call"]
 
 name = "genai"
 MESSAGE_SHAPES = ("otel",)
@@ -72,6 +80,11 @@ instrumentation writes `invoke_agent` on its task span, its LangChain one on the
 LANGSMITH_KIND = "langsmith.span.kind"
 """The LangSmith SDK's run type: it exports a `prompt` run (a prompt template's formatting) with operation
 `chat`, and that is no model request."""
+OPENLIT_COST = "gen_ai.usage.cost"
+"""OpenLIT's cost of a model request, in USD (its pricing table's unit); read when `gen_ai.usage.cost.amount` is not."""
+OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
+"""OpenLIT's LangChain callback: a tool span's `gen_ai.tool.call.id` is LangChain's run id until the tool returns
+a message naming the model's call id (so it stays the run id when the tool raised)."""
 LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
 """Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
 (opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
@@ -207,7 +220,7 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
         if raw == "{}" and result in (None, "{}"):
             raw = result = None
     call = new_tool_call(tool, raw, node, name)
-    if call_id is not None and call_id != NO_CALL_ID:
+    if call_id is not None and call_id != NO_CALL_ID and not _run_id(call_id, node):
         call.call_id = str(call_id)
     if result is not None:
         call.result = result
@@ -215,6 +228,26 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
     if call.status == "ok" and node.scope_name == ADK_SCOPE and (error := adk_error(result)) is not None:
         call.status, call.error = "error", error
     return call
+
+
+def _run_id(call_id: Any, node: SpanNode) -> bool:
+    """`call_id` is the framework's run id, not the model's call id (OpenLIT's LangChain tool span of a call
+    that raised)."""
+    if node.scope_name != OPENLIT_LANGCHAIN_SCOPE:
+        return False
+    try:
+        uuid.UUID(str(call_id))
+    except ValueError:
+        return False
+    return True
+
+
+def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
+    """The tool calls a model span records: its output messages' tool-call parts, else OpenLIT's summary."""
+    raw = attrs.get(OUTPUT_MESSAGES)
+    if raw is not None and (found := otel_requests(raw)):
+        return found
+    return summary_requests(attrs) if SUMMARY_IDS in attrs else []
 
 
 def model_request(node: SpanNode) -> ModelRequest | None:
@@ -237,8 +270,16 @@ def _model_request(node: SpanNode) -> ModelRequest:
         ),
         span=node,
         dialect=name,
-        cost=cost_of(attrs),
+        cost=cost_of(attrs) or _openlit_cost(attrs),
     )
+
+
+def _openlit_cost(attrs: Mapping[str, Any]) -> Cost | None:
+    """OpenLIT's `gen_ai.usage.cost`: a number, computed by OpenLIT from its pricing table (prices in USD)."""
+    amount = attrs.get(OPENLIT_COST)
+    if type(amount) is not float and type(amount) is not int:
+        return None
+    return Cost(float(amount), "USD", "local")
 
 
 def decisions(node: SpanNode) -> list[tuple[int, str, str | None, str | None]]:

@@ -1,0 +1,218 @@
+"""OpenLIT's GenAI spans, read by the genai dialect: from the committed OpenLIT corpus runs
+(fixtures/frameworks/*--openlit--*) and from real SDK spans shaped as OpenLIT writes them.
+
+OpenLIT writes its own vintage beside the conventions: a summary of a response's tool calls on the model span
+(`gen_ai.tool.name` / `gen_ai.tool.call.id` / `gen_ai.tool.args`, joined with ", ", whatever the content setting),
+a plain `gen_ai.usage.cost` (USD), LangChain tool spans whose arguments are the Python `str()` of the input dict
+and whose call id stays LangChain's run id when the tool raised, and nameless `invoke_agent` spans for the OpenAI
+Agents SDK's task and turn spans.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode
+
+from tracegrade import grade
+from tracegrade.dialects import content_setting, extract
+from tracegrade.dialects._messages import summary_requests
+from tracegrade.evaluators import ArgumentCorrectness, MaxCost, ToolCorrectness
+from tracegrade.ingest import read_logs, read_spans
+from tracegrade.trajectory import NOT_RECORDED, Cost, Trajectory
+from tracegrade.tree import SpanTree
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+SEQUENCE = ["get_weather", "get_order", "search_kb", "search_kb"]
+ARGS = [{"city": "Paris"}, {"order_id": 1234}, {"query": "refund policy"}, {"query": "refund policy"}]
+IDS = ["call_w1", "call_o1", "call_s1", "call_s2"]
+
+
+def _run(name: str) -> Trajectory:
+    entry = json.loads((CORPUS / "entries" / f"{name}.json").read_text())
+    tree = SpanTree.from_spans(read_spans(CORPUS / entry["traces"]))
+    if entry.get("logs"):
+        tree.attach_logs(read_logs(CORPUS / entry["logs"]))
+    return extract(tree)
+
+
+@contextmanager
+def _tracer() -> Iterator[tuple[Any, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider.get_tracer("openlit.instrumentation.openai"), exporter
+    provider.shutdown()
+
+
+def test_content_off_arguments_and_call_ids_come_from_openlits_tool_call_summary_on_the_chat_span() -> None:
+    # content off: the execute_tool spans record no arguments; each chat span's joined summary does
+    for run in ("openai-agents--openlit--content-off", "langgraph--openlit--content-off--stream"):
+        traj = _run(run)
+        calls = traj.all_calls
+        assert [c.name for c in calls] == SEQUENCE, run
+        assert [c.args for c in calls] == ARGS, run
+        assert [c.call_id for c in calls] == IDS, run
+        assert {c.args_source for c in calls} == {"messages"}, run
+        assert all(c.executed for c in calls), run  # matched to their tool spans, not requested-only copies
+        got = grade(
+            traj,
+            [
+                ArgumentCorrectness("get_order", {"order_id": 1234}),
+                ArgumentCorrectness("get_order", {"order_id": 9999}),
+            ],
+        )
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_summary_of_parallel_calls_is_split_into_one_request_per_call() -> None:
+    attrs = {
+        "gen_ai.tool.name": "get_weather, get_order",
+        "gen_ai.tool.call.id": "call_w1, call_o1",
+        "gen_ai.tool.args": '{"city": "Paris, France"}, {"order_id": 1234}',
+    }
+    found = summary_requests(attrs)
+    assert [(r.name, r.call_id) for r in found] == [("get_weather", "call_w1"), ("get_order", "call_o1")]
+    assert [json.loads(r.arguments) for r in found] == [{"city": "Paris, France"}, {"order_id": 1234}]
+
+
+def test_summary_arguments_that_do_not_split_into_one_json_value_per_call_are_not_recorded() -> None:
+    base = {"gen_ai.tool.name": "get_weather, get_order", "gen_ai.tool.call.id": "call_w1, call_o1"}
+    for args in ('{"city": "Paris"}', '{"city": "Paris"}; {"order_id": 1}', '{"city": "Paris"}, {"order_id": '):
+        found = summary_requests({**base, "gen_ai.tool.call.arguments": args})
+        assert [(r.name, r.call_id, r.arguments) for r in found] == [
+            ("get_weather", "call_w1", None),
+            ("get_order", "call_o1", None),
+        ], args
+    assert summary_requests({**base, "gen_ai.tool.call.id": "call_w1"}) == []  # names and ids do not pair up
+
+
+def test_summary_on_a_real_sdk_span_gives_requested_calls_when_no_tool_span_ran() -> None:
+    with _tracer() as (tracer, exporter):
+        with tracer.start_as_current_span("chat gpt-4o") as span:
+            span.set_attributes(
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": "gpt-4o",
+                    "gen_ai.tool.name": "search_kb",
+                    "gen_ai.tool.call.id": "call_s1",
+                    "gen_ai.tool.args": '{"query": "refund policy"}',
+                }
+            )
+        traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    [call] = traj.all_calls
+    assert (call.name, call.args, call.call_id, call.executed) == (
+        "search_kb",
+        {"query": "refund policy"},
+        "call_s1",
+        None,
+    )
+
+
+def test_python_repr_arguments_of_openlit_langchain_tool_spans_give_way_to_the_models_arguments() -> None:
+    traj = _run("langgraph--openlit--content-on")
+    spans = [c.span for c in traj.all_calls if c.span is not None]
+    assert spans[0].attributes["gen_ai.tool.call.arguments"] == "{'city': 'Paris'}"  # str() of a dict, not JSON
+    assert [c.args for c in traj.all_calls] == ARGS
+    assert {c.args_source for c in traj.all_calls} == {"messages"}
+
+
+def test_json_cut_short_on_a_tool_span_is_kept_and_reported_not_replaced() -> None:
+    with _tracer() as (tracer, exporter):
+        with tracer.start_as_current_span("chat gpt-4o") as span:
+            span.set_attributes(
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.tool.name": "search_kb",
+                    "gen_ai.tool.call.id": "call_s1",
+                    "gen_ai.tool.args": '{"query": "refund policy"}',
+                }
+            )
+        with tracer.start_as_current_span("execute_tool search_kb") as span:
+            span.set_attributes(
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "search_kb",
+                    "gen_ai.tool.call.id": "call_s1",
+                    "gen_ai.tool.call.arguments": '{"query": "ref',
+                }
+            )
+        traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    [call] = traj.all_calls
+    assert (call.args_source, call.args_text) == ("span", '{"query": "ref')
+    assert call.args_truncated is not None
+
+
+def test_a_failed_langchain_tool_keeps_the_models_call_id_not_langchains_run_id() -> None:
+    traj = _run("langgraph--openlit--content-on")
+    failed = [c for c in traj.all_calls if c.status == "error"]
+    assert [c.name for c in failed] == ["search_kb"]
+    recorded = failed[0].span.attributes["gen_ai.tool.call.id"] if failed[0].span else None
+    assert isinstance(recorded, str) and recorded.count("-") == 4  # the span holds LangChain's run id (a UUID)
+    assert failed[0].call_id == "call_s1"
+    assert len(traj.all_calls) == 4  # not a fifth, requested-only copy of call_s1
+
+
+def test_uuid_call_id_outside_openlits_langchain_scope_is_a_call_id() -> None:
+    with _tracer() as (tracer, exporter):
+        with tracer.start_as_current_span("execute_tool search_kb") as span:
+            span.set_attributes(
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "search_kb",
+                    "gen_ai.tool.call.id": "01a241e6-3df8-7531-8e39-7678ec2c050a",
+                }
+            )
+            span.set_status(Status(StatusCode.ERROR))
+        traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [c.call_id for c in traj.all_calls] == ["01a241e6-3df8-7531-8e39-7678ec2c050a"]
+
+
+def test_calls_under_nameless_agent_spans_are_credited_to_the_enclosing_named_agent() -> None:
+    traj = _run("openai-agents--openlit--content-on")
+    assert any(r.name is None and r.operation == "invoke_agent" for r in traj.agent_runs)  # SDK task / turn spans
+    assert {c.agent for c in traj.all_calls} == {"support"}
+    assert {r.agent for r in traj.model_requests} == {"support"}
+    done = ["get_weather", "get_order", "search_kb"]  # the failed attempt is not a call made
+    scoped = grade(
+        traj,
+        [
+            ToolCorrectness(expected_tools=done, agent="support"),
+            ToolCorrectness(expected_tools=[*done, "cancel_order"], agent="support"),
+        ],
+    )
+    assert [r.outcome for r in scoped] == ["passed", "failed"]
+
+
+def test_openlit_cost_is_read_in_usd_and_graded() -> None:
+    for run in ("openai-agents--openlit--content-off", "langgraph--openlit--content-on--stream"):
+        traj = _run(run)
+        costs = [r.cost for r in traj.model_requests]
+        assert len(costs) == 4 and all(isinstance(c, Cost) for c in costs), run
+        assert {(c.currency, c.source) for c in costs if c} == {("USD", "local")}, run
+        spans = [r.span for r in traj.model_requests if r.span is not None]
+        total = sum(s.attributes["gen_ai.usage.cost"] for s in spans)
+        got = grade(traj, [MaxCost(max_cost=total * 1.01), MaxCost(max_cost=total * 0.99)])
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_content_setting_of_an_openlit_span_names_capture_message_content() -> None:
+    traj = _run("openai-agents--openlit--content-off")
+    node = traj.model_requests[0].span
+    assert node is not None and node.scope_name == "openlit.instrumentation.openai"
+    assert "capture_message_content=True" in content_setting(node)
+
+
+def test_content_off_tool_spans_record_no_arguments_of_their_own() -> None:
+    # what the summary reading is for: without it these runs would have no arguments at all
+    traj = _run("openai-agents--openlit--content-off")
+    for call in traj.all_calls:
+        assert call.span is not None and "gen_ai.tool.call.arguments" not in call.span.attributes
+        assert call.args is not NOT_RECORDED
