@@ -216,3 +216,17 @@ def test_content_off_tool_spans_record_no_arguments_of_their_own() -> None:
     for call in traj.all_calls:
         assert call.span is not None and "gen_ai.tool.call.arguments" not in call.span.attributes
         assert call.args is not NOT_RECORDED
+
+
+def test_responses_api_call_ids_come_from_the_summary_not_the_output_items_id() -> None:
+    traj = _run("openai-agents--openlit--content-on--responses")
+    first = traj.model_requests[0].span
+    assert first is not None and '"id": "fc_call_o1"' in first.attributes["gen_ai.output.messages"]
+    assert first.attributes["gen_ai.tool.call.id"] == "call_o1"
+    # OpenLIT kept only the last call of the parallel first response: get_weather's id is recorded nowhere
+    assert [(c.name, c.call_id) for c in traj.all_calls] == [
+        ("get_weather", None),
+        ("get_order", "call_o1"),
+        ("search_kb", "call_s1"),
+        ("search_kb", "call_s2"),
+    ]

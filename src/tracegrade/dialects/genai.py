@@ -243,9 +243,15 @@ def _run_id(call_id: Any, node: SpanNode) -> bool:
 
 
 def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
-    """The tool calls a model span records: its output messages' tool-call parts, else OpenLIT's summary."""
+    """The tool calls a model span records: its output messages' tool-call parts, else OpenLIT's summary. When
+    both name the same tools in the same order, the summary's call ids win (for a Responses API function call,
+    OpenLIT's tool-call part holds the output item's id, `fc_...`, its summary the call id)."""
     raw = attrs.get(OUTPUT_MESSAGES)
     if raw is not None and (found := otel_requests(raw)):
+        if SUMMARY_IDS in attrs:
+            summary = summary_requests(attrs)
+            if [r.name for r in summary] == [r.name for r in found]:
+                return [r._replace(call_id=s.call_id or r.call_id) for r, s in zip(found, summary, strict=True)]
         return found
     return summary_requests(attrs) if SUMMARY_IDS in attrs else []
 
