@@ -68,6 +68,8 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
 
 
 def _is_mine(node: SpanNode, nm: str) -> bool:
+    if nm in _V2_NAMES:  # a v2 span name is Pydantic AI's whatever its logfire.msg (as `recognizes` says)
+        return True
     attrs = node.attributes
     msg = attrs.get("logfire.msg")
     if msg is not None:
