@@ -333,7 +333,9 @@ def test_a_registered_dialect_names_the_agent_span_attribute_that_holds_the_run_
     try:
         [call] = extract(tree).tool_calls
         assert (call.agent, call.args, call.args_source) == ("mine", {"q": "alpha"}, "messages")
-        dialect.RUN_MESSAGES = ()  # the attribute is dialect data: without it nothing is recovered
+        DIALECTS.remove(dialect)  # the attribute is dialect data (taken when the dialect is registered):
+        dialect.RUN_MESSAGES = ()  # without it nothing is recovered
+        register_dialect(dialect, first=True)
         [call] = extract(tree).tool_calls
         assert (call.args, call.args_source) == (NOT_RECORDED, None)
     finally:

@@ -11,13 +11,14 @@ and their results; `requested_calls_of` / `tool_results_of` read the span itself
 recovery), `ARGS_MAY_BE_WRAPPED` (its tool spans may record a framework's wrapper around the
 arguments) and `GATE`, a `Gate` naming what a span must carry for `classify` to recognize it: each span
 is offered only to the dialects whose gate admits it (one dispatch per span, whatever the number of
-dialects), and to every dialect without a gate. A new dialect is one module plus one line in `DIALECTS`.
+dialects), and to every dialect without a gate. A dialect's functions and data are taken when `DIALECTS`
+changes or `register_dialect` is called (not on every extraction). A new dialect is one module plus one line in `DIALECTS`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -84,6 +85,7 @@ def register_dialect(dialect: Dialect, *, first: bool = False) -> None:
     if any(d.name == dialect.name for d in DIALECTS):
         raise ValueError(f"a dialect named {dialect.name!r} is already registered")
     DIALECTS.insert(0 if first else len(DIALECTS), dialect)
+    _REGISTRY.clear()  # take the dialects' data again (a dialect removed and registered anew may have changed)
 
 
 def get_dialect(dialect: str | Dialect) -> Dialect:
@@ -115,9 +117,10 @@ def extract(
     recorded under, when known (see `trajectory.mark_truncated`). `explain`, when given, receives for each
     span (by `id(node)`) what it was read as, by which dialect, or why it was ignored.
     """
+    registry = _registry()
     with paused_gc():
-        traj, referenced = _extract(tree, dialect, explain)
-    recover_arguments(traj, messages, (key for d in DIALECTS for key in _attribute(d, "RUN_MESSAGES", ())))
+        traj, referenced = _extract(tree, dialect, explain, registry)
+    recover_arguments(traj, messages, registry.run_messages)
     if referenced:
         _external_arguments(traj)
     mark_truncated(traj, value_limit)
@@ -125,13 +128,15 @@ def extract(
     return traj
 
 
-def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, str] | None) -> tuple[Trajectory, bool]:
+def _extract(
+    tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, str] | None, registry: _Registry
+) -> tuple[Trajectory, bool]:
     """The trajectory, and whether a model request holds an external content reference."""
     forced: list[Classifier] | None = None
     if dialect is not None:
         one = get_dialect(dialect)
         forced = [(one.name, one.classify)]
-    dispatch = _dispatch()
+    dispatch = registry.dispatch
     name_bits, key_bits, gate_keys, scope_bits, by_bits = dispatch.tables()
     always, scoped = dispatch.always, dispatch.scoped
     calls: list[ToolCall] = []
@@ -255,21 +260,13 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     recognized = len(calls) + len(requests) + len(runs) + len(handoffs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
-    wrapping = (
-        frozenset(d.name for d in DIALECTS if _attribute(d, "ARGS_MAY_BE_WRAPPED", False)) if calls else frozenset()
-    )
-    readers: dict[str | None, Readers] = {}
-
-    def readers_of(dialect: str | None) -> Readers:
-        found = readers.get(dialect)
-        if found is None:
-            found = readers[dialect] = _message_readers(dialect)
-        return found
-
-    added, notes = merge_requested(calls, requests, readers_of, twins, handoffs, wrapping, absorbed)
-    for d in _dialects_of(added):  # a dialect that ties failures to requested-only calls (`settle_calls`)
-        if (settle := _attribute(d, "settle_calls", None)) is not None:
-            notes.extend(settle(added, requests))
+    wrapping = registry.wrapping if calls else frozenset()
+    added, notes = merge_requested(calls, requests, registry.readers_of, twins, handoffs, wrapping, absorbed)
+    if added and registry.settlers:  # dialects that tie failures to requested-only calls (`settle_calls`)
+        made = {c.dialect for c in added}
+        for name, settle in registry.settlers.items():
+            if name in made:
+                notes.extend(settle(added, requests))
     if explain is not None:
         _explain_merge(explain, twins, added)
     calls.extend(added)
@@ -289,14 +286,45 @@ def _extract(tree: SpanTree, dialect: str | Dialect | None, explain: dict[int, s
     return traj, referenced
 
 
-_DISPATCH: list[Dispatch] = []
+class _Registry:
+    """What extraction reads off the registered dialects, taken once per state of `DIALECTS`, so that
+    extracting a trajectory costs the same however many dialects are registered: the dispatch table, the
+    agent-span attributes holding a run's messages, the dialects whose tool spans may record a wrapper, the
+    message readers by dialect name, and the dialects' `settle_calls`."""
+
+    __slots__ = ("_dialects", "_readers", "dispatch", "run_messages", "settlers", "wrapping")
+
+    def __init__(self, dialects: Sequence[Dialect]) -> None:
+        self.dispatch = Dispatch(dialects)
+        self._dialects = {d.name: d for d in reversed(dialects)}  # the first of a name wins, as in `DIALECTS` order
+        self.run_messages: tuple[str, ...] = tuple(k for d in dialects for k in _attribute(d, "RUN_MESSAGES", ()))
+        self.wrapping = frozenset(d.name for d in dialects if _attribute(d, "ARGS_MAY_BE_WRAPPED", False))
+        self.settlers: dict[str, Callable[[list[ToolCall], list[ModelRequest]], list[str]]] = {
+            d.name: settle for d in dialects if (settle := _attribute(d, "settle_calls", None)) is not None
+        }
+        self._readers: dict[str | None, Readers] = {}
+
+    def readers_of(self, dialect: str | None) -> Readers:
+        """How the named dialect's model-request spans record requested calls and tool results."""
+        found = self._readers.get(dialect)
+        if found is None:
+            found = self._readers[dialect] = _message_readers(self._dialects.get(dialect or ""))
+        return found
+
+
+_REGISTRY: list[_Registry] = []
+
+
+def _registry() -> _Registry:
+    """The registry of `DIALECTS` as it is now (taken again when the list changed)."""
+    if not _REGISTRY or _REGISTRY[0].dispatch.dialects != tuple(DIALECTS):
+        _REGISTRY[:] = [_Registry(DIALECTS)]
+    return _REGISTRY[0]
 
 
 def _dispatch() -> Dispatch:
-    """The dispatch table of `DIALECTS` as it is now (rebuilt when the list changed)."""
-    if not _DISPATCH or _DISPATCH[0].dialects != tuple(DIALECTS):
-        _DISPATCH[:] = [Dispatch(DIALECTS)]
-    return _DISPATCH[0]
+    """The dispatch table of `DIALECTS` as it is now."""
+    return _registry().dispatch
 
 
 def _named(run: AgentRun) -> str | None:
@@ -545,11 +573,11 @@ _NO_EVENTS: tuple[()] = ()
 _BY_START = attrgetter("span.start_ns", "span.span_id")
 
 
-def _message_readers(dialect: str | None) -> Readers:
-    """How the named dialect's model-request spans record requested calls and tool results: its own
+def _message_readers(d: Dialect | None) -> Readers:
+    """How a dialect's model-request spans record requested calls and tool results: its own
     `requested_calls_of(node)` / `tool_results_of(node)` (spans that record them in events or in other
-    spans), else `requested_calls(attrs)` / `tool_results(attrs)`, else its `MESSAGE_SHAPES`."""
-    d = next((d for d in DIALECTS if d.name == dialect), None)
+    spans), else `requested_calls(attrs)` / `tool_results(attrs)`, else its `MESSAGE_SHAPES` (the OTel
+    shape for a span no registered dialect made)."""
     shapes: tuple[str, ...] = _attribute(d, "MESSAGE_SHAPES", ("otel",))
     requested = _attribute(d, "requested_calls_of", None) or _of_attributes(
         _attribute(d, "requested_calls", None) or _messages.requested_reader(shapes)
@@ -564,8 +592,3 @@ def _of_attributes(read: Callable[[Any], Any]) -> Callable[[SpanNode], Any]:
     """A reader of a span's attributes as a reader of the span."""
     return lambda node: read(node.attributes)
 
-
-def _dialects_of(calls: list[ToolCall]) -> list[Dialect]:
-    """The registered dialects that made `calls` (in `DIALECTS` order)."""
-    names = {c.dialect for c in calls}
-    return [d for d in DIALECTS if d.name in names] if names else []

@@ -81,7 +81,8 @@ class Dispatch:
                 self.scoped |= bit
             if gate.names or gate.prefixes or gate.suffixes:
                 self._name_rules.append((bit, gate))
-        self._gate_keys = frozenset(self._key_bits)
+        # a set, not a frozenset: `dict.keys() & set` walks the smaller side, `& frozenset` always the frozenset
+        self._gate_keys = set(self._key_bits)
         self._name_bits: dict[str, int] = {}
         self._by_bits: dict[int, list[Classifier]] = {}
 
@@ -98,7 +99,7 @@ class Dispatch:
         found = self._by_bits.get(bits)
         return found if found is not None else self.classifiers_of(bits)
 
-    def tables(self) -> tuple[dict[str, int], dict[str, int], frozenset[str], dict[str, int], dict[int, list[Classifier]]]:
+    def tables(self) -> tuple[dict[str, int], dict[str, int], set[str], dict[str, int], dict[int, list[Classifier]]]:
         """The lookups `classifiers` reads: name → bits (a cache), key → bits, the gate keys, scope →
         bits, bits → classifiers (a cache)."""
         return self._name_bits, self._key_bits, self._gate_keys, self._scope_bits, self._by_bits
