@@ -256,3 +256,20 @@ def test_classify_equals_the_readable_spec_on_generated_spans(fault_scale: str) 
             assert fast == slow, (dialect.name, span.name, dict(span.attributes), span.scope_name)
 
     check()
+
+
+def test_splitting_a_trace_into_agent_runs_reads_its_roots_as_extraction_does() -> None:
+    from tracegrade.dialects import classify
+    from tracegrade.ingest import split_agent_runs
+
+    # a root the LangSmith dialect recognizes without finding a run in it (a chain that is not a LangGraph
+    # graph), which the GenAI dialect reads as an agent run (invoke_agent): extraction reads a run
+    def root(span_id: int, agent: str) -> Span:
+        attrs = {"langsmith.span.kind": "chain", "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+        return Span(7, span_id, None, f"invoke_agent {agent}", span_id * 10, span_id * 10 + 5, attrs, scope_name="x")
+
+    spans = [root(1, "a"), Span(7, 2, 1, "step", 11, 12), root(3, "b"), Span(7, 4, 3, "step", 31, 32)]
+    roots = list(SpanTree.from_spans(spans).roots)
+    assert [type(classify(n)).__name__ for n in roots] == ["AgentRun", "AgentRun"]
+    assert [r.name for r in extract(SpanTree.from_spans(spans)).agent_runs] == ["a", "b"]
+    assert [[s.span_id for s in part] for part in split_agent_runs(spans)] == [[1, 2], [3, 4]]

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from ..tree import SpanNode, SpanTree
 
-__all__ = ["DIALECTS", "Dialect", "Gate", "content_setting", "extract", "get_dialect", "register_dialect"]
+__all__ = ["DIALECTS", "Dialect", "Gate", "classify", "content_setting", "extract", "get_dialect", "register_dialect"]
 
 _PROTOCOL = ("classify", "recognizes", "agent_run", "tool_call", "model_request")
 
@@ -86,6 +86,19 @@ def register_dialect(dialect: Dialect, *, first: bool = False) -> None:
         raise ValueError(f"a dialect named {dialect.name!r} is already registered")
     DIALECTS.insert(0 if first else len(DIALECTS), dialect)
     _REGISTRY.clear()  # take the dialects' data again (a dialect removed and registered anew may have changed)
+
+
+def classify(node: SpanNode) -> object:
+    """What `extract` reads one span as, by the rule it applies: the step (`AgentRun`, `ToolCall`,
+    `ModelRequest`, `Handoff`) the first dialect finding one reads in it, True when dialects recognize the span
+    but find no step, False when none recognizes it (its context in the tree is not looked at)."""
+    step: object = False
+    for _name, read in _dispatch().classifiers(node):
+        found = read(node)
+        if found is not False and found is not True:
+            return found
+        step = step or found
+    return step
 
 
 def get_dialect(dialect: str | Dialect) -> Dialect:

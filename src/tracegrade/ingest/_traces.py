@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from ..spans import LogRecord, Span
+from ..trajectory import AgentRun
 from ..tree import SpanNode, SpanTree
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
 from ._logs import is_logs_file, read_logs
@@ -356,15 +357,12 @@ def load_traces(
 
 
 def _is_agent_run(span: Span) -> bool:
-    from ..dialects import DIALECTS
+    """Whether `extract` reads the span as an agent run."""
+    from ..dialects import classify
 
     if span.attributes.get("logfire.span_type") == "pending_span":
         return False
-    node = SpanNode.from_span(span)
-    for dialect in DIALECTS:
-        if dialect.recognizes(node):
-            return dialect.agent_run(node) is not None
-    return False
+    return isinstance(classify(SpanNode.from_span(span)), AgentRun)
 
 
 def split_agent_runs(spans: list[Span]) -> list[list[Span]]:
