@@ -2,7 +2,9 @@
 
 `missing_evidence` looks at what extraction found: with no tool spans and no requested calls, tool
 checks can only be decided when every model request recorded its output or why it ended (a finish
-reason that is not a tool call); agent and tool spans without any model-request span cannot bound a request count.
+reason that is not a tool call) and none comes from an instrumentation whose model may name the tools in
+free text (DSPy's adapters; that text is never parsed into calls); agent and tool spans without any
+model-request span cannot bound a request count.
 `content_setting` names, for a span's instrumentation, the switch that records message content.
 """
 
@@ -179,6 +181,22 @@ def _unattributed(count: int, node: SpanNode | None) -> str:
 
 _OTEL_GENAI = ("opentelemetry.instrumentation.openai_v2", "opentelemetry.instrumentation.google_genai")
 
+_TEXT_TOOL_CHOICE: tuple[tuple[str, str], ...] = (
+    # (instrumentation scope prefix of a model-request span, why its recorded output does not show which tools
+    # were called, and what records them)
+    ("openinference.instrumentation.dspy", "DSPy's adapters ask the model for the next tool as text fields they "
+     "parse themselves (ReAct's next_tool_name / next_tool_args), which tracegrade does not read as calls; to "
+     "record the calls: DSPy's tool spans (Tool.__call__ / Tool.acall, kind TOOL, from openinference-"
+     "instrumentation-dspy's DSPyInstrumentor)"),
+)  # fmt: skip
+"""Instrumentations whose model output may name the tools to call in free text, not as tool calls: with no
+tool spans, an output without tool calls does not show that no tool was called."""
+
+
+def _text_tool_choice(node: SpanNode | None) -> str | None:
+    scope = node.scope_name if node is not None else ""
+    return next((why for prefix, why in _TEXT_TOOL_CHOICE if _scope_matches(scope, prefix)), None)
+
 
 def missing_evidence(
     calls: Sequence[ToolCall],
@@ -195,6 +213,7 @@ def missing_evidence(
     missing: dict[str, str] = {}
     if not calls and not handoffs and requests:
         unknown: ModelRequest | None = None
+        in_text: tuple[ModelRequest, str] | None = None
         for req in requests:
             attrs = _request_attributes(req.span) if req.span is not None else {}
             reasons = finish_reasons(attrs)
@@ -211,11 +230,18 @@ def missing_evidence(
                     f"recorded {detail}"
                 )
                 break
+            if in_text is None and (why := _text_tool_choice(req.span)) is not None:
+                in_text = (req, why)
             logged = req.span is not None and logs_output_recorded(req.span.logs)
             if reasons is None and unknown is None and not _output_recorded(attrs) and not logged:
                 unknown = req
         else:
-            if unknown is not None:
+            if in_text is not None:
+                missing["tool_calls"] = (
+                    f"no tool spans, and {_describe(in_text[0].span)} records the model's output as text: whether "
+                    f"tools were called is unknown; {in_text[1]}"
+                )
+            elif unknown is not None:
                 ref = output_ref(unknown.span.attributes) if unknown.span is not None else None
                 how = (
                     _stored_elsewhere(ref) if ref

@@ -6,6 +6,10 @@ an agent run; `CHAIN`, `RETRIEVER` and the other kinds are not steps. A `TOOL` s
 not a tool call. `llm.cost.*` is the request's `Cost`, in USD. Tool arguments come from
 `input.value`, else from `tool.parameters` unless that holds the tool's JSON schema (OpenAI Agents,
 smolagents and CrewAI put the schema there; the Pydantic AI and Google ADK instrumentations the arguments).
+DSPy's tool spans are named `{tool}.__call__` / `{tool}.acall` (no `tool.name`) and record the arguments as
+`{"kwargs": {...}}`, read as the kwargs. DSPy's ReAct asks the model for the next tool as text fields it parses
+itself (`next_tool_name`, `next_tool_args`), never as tool calls: the model spans hold no requested call, and
+that text is not read as one — the TOOL spans are the calls.
 `"__REDACTED__"` (the `OPENINFERENCE_HIDE_*` settings) means not recorded. An agent run is named by
 `agent.name`, else `graph.node.name` / `graph.node.id` (CrewAI and AutoGen record the agent's role or name
 there, and name the span after the method, `support._execute_core`), else by its span name. Status OK is a normal success.
@@ -47,6 +51,9 @@ _GENAI_INPUT = "gen_ai.input.messages"
 REDACTED = "__REDACTED__"
 _ADK_SCOPE = "openinference.instrumentation.google_adk"
 _SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
+_DSPY_SCOPE = "openinference.instrumentation.dspy"
+_DSPY_TOOL_SUFFIXES = (".__call__", ".acall")
+"""DSPy's instrumentor names a tool span `{tool}.__call__` / `{tool}.acall` and records no `tool.name`."""
 _NOT_A_REQUEST = "._prepare_chat_with_tools"  # LlamaIndex: LLM-kind span that only builds the request
 COST_TOTAL, COST_PROMPT, COST_COMPLETION = "llm.cost.total", "llm.cost.prompt", "llm.cost.completion"
 HANDOFF_NAME = "handoff"
@@ -132,11 +139,21 @@ def handoff(node: SpanNode) -> Handoff | None:
     )
 
 
+def _tool_of_span_name(node: SpanNode) -> str:
+    """The tool a TOOL span without `tool.name` calls: its span name, less DSPy's method suffix."""
+    span_name = node.name
+    if node.scope_name == _DSPY_SCOPE:
+        for suffix in _DSPY_TOOL_SUFFIXES:
+            if span_name.endswith(suffix) and len(span_name) > len(suffix):
+                return span_name.removesuffix(suffix)
+    return span_name
+
+
 def tool_call(node: SpanNode) -> ToolCall | None:
     attrs = node.attributes
     if attrs.get(KIND) != "TOOL" or _is_handoff(node, attrs):
         return None
-    tool = first_str(attrs, "tool.name", "gen_ai.tool.name") or node.name
+    tool = first_str(attrs, "tool.name", "gen_ai.tool.name") or _tool_of_span_name(node)
     raw = _content(attrs, "input.value")
     if raw is None:
         params = _content(attrs, "tool.parameters")
@@ -144,6 +161,10 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     if raw is None:
         raw = _content(attrs, "gen_ai.tool.call.arguments")
     call = new_tool_call(tool, raw, node, name)
+    if raw is not None and node.scope_name == _DSPY_SCOPE:
+        args = call.args  # DSPy's `Tool.__call__(**kwargs)`, recorded as its bound arguments `{"kwargs": {...}}`
+        if isinstance(args, dict) and args.keys() == {"kwargs"} and isinstance(args["kwargs"], dict):
+            call._args = args["kwargs"]
     if (call_id := first_str(attrs, "tool_call.id", "tool.id", "gen_ai.tool.call.id")) is not None:
         call.call_id = call_id
     result = _content(attrs, "output.value")
