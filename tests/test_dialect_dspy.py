@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from tracegrade import grade
 from tracegrade.dialects import extract
 from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, MaxToolCalls, ToolCorrectness, TrajectoryMatch
@@ -18,14 +20,16 @@ DSPY_ON = CORPUS / "dspy--openinference--content-on.traces.json"
 DSPY_SCOPE = "openinference.instrumentation.dspy"
 
 
-def _spans() -> list[Span]:
-    return list(read_spans(DSPY_ON))
+def _spans(path: Path = DSPY_ON) -> list[Span]:
+    return list(read_spans(path))
 
 
-def test_dspy_tool_spans_are_calls_named_after_the_tool_with_their_keyword_arguments() -> None:
-    spans = _spans()
+@pytest.mark.parametrize(("run", "method"), [("content-on", "__call__"), ("content-on--stream", "acall")])
+def test_dspy_tool_spans_are_calls_named_after_the_tool_with_their_keyword_arguments(run: str, method: str) -> None:
+    """Sync tool spans are `{tool}.__call__`, async ones (streaming through dspy.streamify) `{tool}.acall`."""
+    spans = _spans(CORPUS / f"dspy--openinference--{run}.traces.json")
     assert {s.name for s in spans if s.attributes.get("openinference.span.kind") == "TOOL"} == {
-        "get_weather.__call__", "get_order.__call__", "search_kb.__call__", "finish.__call__"}  # fmt: skip
+        f"{tool}.{method}" for tool in ("get_weather", "get_order", "search_kb", "finish")}  # fmt: skip
     calls = extract(SpanTree.from_spans(spans)).all_calls
     assert [(c.name, c.args, c.status) for c in calls] == [
         ("get_weather", {"city": "Paris"}, "ok"),
