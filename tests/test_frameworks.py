@@ -207,9 +207,12 @@ def test_calls_are_credited_to_the_agent_that_made_them(run: str) -> None:
 
 @pytest.mark.parametrize("run", RUNS)
 def test_argument_checks_grade_right(run: str) -> None:
-    ev, traj = evidence(run), trajectory(run)
-    got = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234}), ArgumentCorrectness("get_order", {"order_id": 9999}),
-                       ArgumentCorrectness("get_weather", {"city": "Paris"})])  # fmt: skip
+    entry, ev, traj = _entry(CORPUS / "entries" / f"{run}.json"), evidence(run), trajectory(run)
+    # the tools by the names the run gave them (Semantic Kernel's are plugin-function), found by the scenario's call ids
+    name = {c["call_id"]: c["name"] for c in entry["truth"]["tool_calls"]}
+    order, weather = name["call_o1"], name["call_w1"]
+    got = grade(traj, [ArgumentCorrectness(order, {"order_id": 1234}), ArgumentCorrectness(order, {"order_id": 9999}),
+                       ArgumentCorrectness(weather, {"city": "Paris"})])  # fmt: skip
     if run in CONTENT_IN_LOGS:
         return _assert_unattributed(got, run)
     want = ["passed", "failed", "passed"] if ev.arguments and ev.names else ["not_evaluated"] * 3
@@ -263,6 +266,7 @@ _FRAMEWORK_PACKAGE = {
     "agent-framework": "agent-framework-core", "anthropic": "anthropic", "autogen": "autogen-agentchat",
     "crewai": "crewai", "google-adk": "google-adk", "langgraph": "langgraph", "llamaindex": "llama-index-core",
     "openai": "openai", "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai-slim",
+    "semantic-kernel": "semantic-kernel",
     "smolagents": "smolagents", "strands": "strands-agents", "vercel-ai": "ai",
 }  # fmt: skip
 _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
