@@ -42,6 +42,9 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
     ("gcp.vertex.agent", "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true, or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
      "=true with the latest telemetry schema (Google ADK)"),
     ("agent_framework", "enable_sensitive_data=True (Microsoft Agent Framework observability)"),
+    ("semantic_kernel", "SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE=true (Semantic Kernel; "
+     "message content then arrives as Python logging records: route the semantic_kernel.utils.telemetry loggers "
+     "to an OTel LoggingHandler and give the log records to tracegrade too)"),
     ("strands", _STRANDS),
     ("com.anthropic.sdk", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the Anthropic SDK's tracing)"),
     ("openlit.instrumentation.", "openlit.init(capture_message_content=True), and no "

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "Requested",
+    "event_name",
     "flattened_requests",
     "flattened_results",
     "json_list",
@@ -244,6 +245,28 @@ def output_tool_names(attrs: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str))
 
 
+def event_name(record: Any) -> str:
+    """A log record's event name: its `eventName` field, else its `event.name` attribute (the events
+    convention before the field existed; Semantic Kernel's message events)."""
+    name = record.event_name
+    if name:
+        return str(name)
+    attr = record.attributes.get("event.name")
+    return attr if isinstance(attr, str) else ""
+
+
+def _body(record: Any) -> Any:
+    """A log record's body; a string body holding a JSON object (Semantic Kernel's message events) is that object."""
+    body = record.body
+    if isinstance(body, str) and body.startswith("{"):
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return body
+        return parsed if isinstance(parsed, dict) else body
+    return body
+
+
 def _tool_calls(body: Any) -> list[Any]:
     if not isinstance(body, dict):
         return []
@@ -254,37 +277,43 @@ def _tool_calls(body: Any) -> list[Any]:
 
 def logs_requested(records: Any) -> list[Requested]:
     """Tool calls a model requested, from the log records (events) attached to its span: the GenAI
-    instrumentations' `gen_ai.choice` (`message.tool_calls` or `tool_calls`, OpenAI's shape) and
-    `gen_ai.client.inference.operation.details` (`gen_ai.output.messages`)."""
+    instrumentations' `gen_ai.choice` (`message.tool_calls` or `tool_calls`, OpenAI's shape; the body a map or
+    JSON text) and `gen_ai.client.inference.operation.details` (`gen_ai.output.messages`)."""
     out: list[Requested] = []
     for record in records:
-        if record.event_name == "gen_ai.choice":
-            for call in _tool_calls(record.body):
+        name = event_name(record)
+        if name == "gen_ai.choice":
+            for call in _tool_calls(_body(record)):
                 if not isinstance(call, dict):
                     continue
                 fn = call.get("function")
                 if not isinstance(fn, dict):
                     fn = {}
-                name, call_id = fn.get("name"), call.get("id")
-                out.append(Requested.of(name, fn.get("arguments"), call_id))
-        elif record.event_name == "gen_ai.client.inference.operation.details":
+                out.append(Requested.of(fn.get("name"), fn.get("arguments"), call.get("id")))
+        elif name == "gen_ai.client.inference.operation.details":
             out.extend(otel_requests(record.attributes.get("gen_ai.output.messages")))
     return out
 
 
 def logs_results(records: Any) -> dict[str, Any]:
-    """`{call_id: result}` from `gen_ai.tool.message` events (`{content, id}`) and the input messages of
-    `gen_ai.client.inference.operation.details` events."""
+    """`{call_id: result}` from `gen_ai.tool.message` events (`{content, id}`, or OpenAI's tool message
+    `{content, tool_call_id}` as JSON text) and the input messages of `gen_ai.client.inference.operation.details`
+    events."""
     out: dict[str, Any] = {}
     for record in records:
-        body = record.body
-        if record.event_name == "gen_ai.tool.message" and isinstance(body, dict) and isinstance(body.get("id"), str):
-            out[body["id"]] = body.get("content")
-        elif record.event_name == "gen_ai.client.inference.operation.details":
+        name = event_name(record)
+        if name == "gen_ai.tool.message":
+            body = _body(record)
+            if not isinstance(body, dict):
+                continue
+            call_id = body.get("id") if isinstance(body.get("id"), str) else body.get("tool_call_id")
+            if isinstance(call_id, str) and call_id:
+                out[call_id] = body.get("content")
+        elif name == "gen_ai.client.inference.operation.details":
             out.update(otel_results(record.attributes.get("gen_ai.input.messages")))
     return out
 
 
 def logs_output_recorded(records: Any) -> bool:
     """The log records hold the model's output (its choice or the operation's output messages)."""
-    return any(r.event_name in ("gen_ai.choice", "gen_ai.client.inference.operation.details") for r in records)
+    return any(event_name(r) in ("gen_ai.choice", "gen_ai.client.inference.operation.details") for r in records)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
 from ._common import cost_of, first_int, first_str
 from ._dispatch import Gate
-from ._messages import SUMMARY_IDS, Requested, otel_requests, summary_requests
+from ._messages import SUMMARY_IDS, Requested, event_name, otel_requests, summary_requests
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -297,7 +297,7 @@ def decisions(node: SpanNode) -> list[tuple[int, str, str | None, str | None]]:
             if event.name == DECISION_EVENT:
                 found.append((event.time_ns, event.attributes))
     for record in node.logs:
-        if record.event_name == DECISION_EVENT:
+        if event_name(record) == DECISION_EVENT:
             found.append((record.time_ns, record.attributes))
     out = []
     for time_ns, attrs in found:
