@@ -4,8 +4,8 @@
 OpenLIT writes its own vintage beside the conventions: a summary of a response's tool calls on the model span
 (`gen_ai.tool.name` / `gen_ai.tool.call.id` / `gen_ai.tool.args`, joined with ", ", whatever the content setting),
 a plain `gen_ai.usage.cost` (USD), LangChain tool spans whose arguments are the Python `str()` of the input dict
-and whose call id stays LangChain's run id when the tool raised, and nameless `invoke_agent` spans for the OpenAI
-Agents SDK's task and turn spans.
+and whose call id stays LangChain's run id when the tool raised, nameless `invoke_agent` spans for the OpenAI
+Agents SDK's task and turn spans, and CrewAI's agent executor as an `invoke_workflow` span inside the agent's run.
 """
 
 from __future__ import annotations
@@ -229,4 +229,49 @@ def test_responses_api_call_ids_come_from_the_summary_not_the_output_items_id() 
         ("get_order", "call_o1"),
         ("search_kb", "call_s1"),
         ("search_kb", "call_s2"),
+    ]
+
+
+def test_crewai_calls_in_the_agents_executor_workflow_are_credited_to_the_agent_not_the_workflow() -> None:
+    # OpenLIT records CrewAI's agent executor (a Flow) as 'invoke_workflow AgentExecutor' under 'invoke_agent
+    # support'; the chat spans, and so the requested calls, are the workflow's children
+    for run in ("crewai--openlit--content-on", "crewai--openlit--content-off--stream"):
+        traj = _run(run)
+        executor = next(r for r in traj.agent_runs if r.name == "AgentExecutor")
+        assert executor.operation == "invoke_workflow" and executor.parent is not None, run
+        assert executor.parent.name == "support" and executor.parent.operation == "invoke_agent", run
+        assert all(r.run is executor for r in traj.model_requests), run
+        assert [(c.name, c.args, c.call_id, c.agent) for c in traj.all_calls] == [
+            (n, a, i, "support") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        assert {r.agent for r in traj.model_requests} == {"support"}, run
+        # (search_kb's failure is recorded nowhere: CrewAI sends it to the model as a tool result)
+        got = grade(traj, [ToolCorrectness(expected_tools=SEQUENCE, agent="support"),
+                           ToolCorrectness(expected_tools=SEQUENCE, agent="AgentExecutor")])  # fmt: skip
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+        assert "(called: [])" in got[1].reason, run
+
+
+def test_a_workflow_run_names_its_calls_unless_an_agent_run_encloses_it() -> None:
+    with _tracer() as (tracer, exporter):
+        with tracer.start_as_current_span("invoke_workflow graph") as span:
+            span.set_attributes({"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "graph"})
+            with tracer.start_as_current_span("execute_tool get_weather") as tool:
+                tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather"})
+        with tracer.start_as_current_span("invoke_agent support") as agent:
+            agent.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"})
+            with tracer.start_as_current_span("invoke_workflow AgentExecutor") as flow:
+                flow.set_attributes({"gen_ai.operation.name": "invoke_workflow",
+                                     "gen_ai.workflow.name": "AgentExecutor"})  # fmt: skip
+                with tracer.start_as_current_span("execute_tool get_order") as tool:
+                    tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order"})
+                with tracer.start_as_current_span("invoke_agent researcher") as inner:
+                    inner.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "researcher"})
+                    with tracer.start_as_current_span("execute_tool search_kb") as tool:
+                        tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_kb"})
+        traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [(c.name, c.agent) for c in traj.all_calls] == [
+        ("get_weather", "graph"),  # no agent run encloses the workflow: its name stands
+        ("get_order", "support"),  # the workflow works for the agent around it
+        ("search_kb", "researcher"),  # an agent run inside the workflow names its own calls
     ]

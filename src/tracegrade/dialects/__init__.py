@@ -228,7 +228,7 @@ def _extract(
                         ):  # (a scope whose agent name is a label: the run names the agent)
                             call.agent = agent
                     if run is not None:
-                        call.agent = call.agent or run.name or _named(run)
+                        call.agent = call.agent or _agent_of(run)
                         call.run = run
                     if not isinstance(src, Span) and (dropped := _dropped_attributes(src)):
                         call.dropped_attributes = dropped
@@ -241,7 +241,7 @@ def _extract(
                     absorbed.append(req)
                 else:
                     if run is not None:
-                        req.agent = run.name or _named(run)
+                        req.agent = _agent_of(run)
                         req.run = run
                     requests.append(req)
                     inner = req
@@ -252,7 +252,7 @@ def _extract(
                 runs.append(run)
             elif kind is Handoff:
                 hand: Handoff = step  # type: ignore[assignment]
-                hand.run, hand.agent = run, hand.source or (run.name or _named(run) if run is not None else None)
+                hand.run, hand.agent = run, hand.source or (_agent_of(run) if run is not None else None)
                 handoffs.append(hand)
             # pre-execution decisions about tool calls (2026 GenAI), only on spans with events or logs
             events: Any
@@ -338,6 +338,21 @@ def _registry() -> _Registry:
 def _dispatch() -> Dispatch:
     """The dispatch table of `DIALECTS` as it is now."""
     return _registry().dispatch
+
+
+def _agent_of(run: AgentRun) -> str | None:
+    """The agent a step inside `run` is credited to: the run's name; a nameless run's nearest named enclosing
+    run's (`_named`); but a workflow run inside an agent run (the agent's own executor, e.g. CrewAI's
+    `AgentExecutor` flow, which OpenLIT records as `invoke_workflow AgentExecutor` under `invoke_agent {role}`)
+    works for that agent: its steps are the nearest enclosing named `invoke_agent` run's. A workflow that no
+    agent run encloses keeps its own name."""
+    if run.operation == "invoke_workflow":
+        parent = run.parent
+        while parent is not None:
+            if parent.operation == "invoke_agent" and parent.name:
+                return parent.name
+            parent = parent.parent
+    return run.name or _named(run)
 
 
 def _named(run: AgentRun) -> str | None:
@@ -432,7 +447,7 @@ def _apply_decisions(
                 continue
             call = ToolCall._from_span(tool, None, node, genai.name)
             call.executed, call.call_id, call.run = False, call_id, run
-            call.agent = run.name or _named(run) if run is not None else None
+            call.agent = _agent_of(run) if run is not None else None
             new.append(call)
             if call_id:
                 by_id.setdefault(call_id, []).append(call)
