@@ -201,6 +201,7 @@ _VALUES: dict[str, list[Any]] = {
     "gen_ai.prompt": ['{"q": "x"}', "{}"],
     "gen_ai.tool.call.id": ["call_1", "call_1, call_2"],
     "gen_ai.tool.args": ['{"q": "x"}', '{"q": "x"}, {"id": 1}'],
+    "gen_ai.agent.message_type": ["send", "receive", "generate_reply"],  # OpenLIT's AG2 message spans
     "gen_ai.usage.cost": [0.01],
     "langfuse.observation.output": ['{"role": "assistant", "content": "hi"}'],
 }

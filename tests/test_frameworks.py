@@ -111,7 +111,11 @@ def evidence(run: str) -> Evidence:
     # JSON text inside a JSON value (a tool call's "arguments" string in a recorded message) is escaped once more
     nested = blob.replace('\\"', '"')
     arguments = all(any(f in blob or f in nested for f in forms) for c in calls for forms in _argument_forms(c["args"]))
-    failures = any(s.get("status", {}).get("code") in (2, "STATUS_CODE_ERROR") for s in spans) or any(
+    # an error on an agent's construction (OpenLIT's AG2 `create_agent` wrapper raising) records no tool's failure
+    failures = any(
+        s.get("status", {}).get("code") in (2, "STATUS_CODE_ERROR") and not s["name"].startswith("create_agent ")
+        for s in spans
+    ) or any(
         (a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]))
         or (a["key"] == _STEP_OUTPUT and '"is_error": true' in a["value"].get("stringValue", ""))
         for s in spans

@@ -24,7 +24,7 @@ from opentelemetry.trace import Status, StatusCode
 from tracegrade import grade
 from tracegrade.dialects import content_setting, extract
 from tracegrade.dialects._messages import summary_requests
-from tracegrade.evaluators import ArgumentCorrectness, MaxCost, ToolCorrectness
+from tracegrade.evaluators import ArgumentCorrectness, MaxCost, MaxModelRequests, ToolCorrectness
 from tracegrade.ingest import read_logs, read_spans
 from tracegrade.trajectory import NOT_RECORDED, Cost, Trajectory
 from tracegrade.tree import SpanTree
@@ -275,3 +275,30 @@ def test_a_workflow_run_names_its_calls_unless_an_agent_run_encloses_it() -> Non
         ("get_order", "support"),  # the workflow works for the agent around it
         ("search_kb", "researcher"),  # an agent run inside the workflow names its own calls
     ]
+
+
+def test_openlit_ag2_message_spans_are_the_agents_turns_not_model_requests() -> None:
+    # OpenLIT writes AG2's send / receive / generate_reply spans ('execute_task <agent>') with operation 'chat'
+    # and request model 'unknown'; read as requests they would double the count and swallow the real chat spans
+    for run in ("ag2--openlit--content-on", "ag2--openlit--content-off--stream"):
+        traj = _run(run)
+        assert [(r.model, r.agent) for r in traj.model_requests] == [("gpt-4o", "support")] * 4, run
+        tasks = [r for r in traj.agent_runs if r.span is not None and r.span.name.startswith("execute_task ")]
+        assert tasks and {r.name for r in tasks} == {"support", "user"}, run
+        assert [(c.name, c.args, c.call_id, c.agent) for c in traj.all_calls] == [
+            (n, a, i, "support") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        got = grade(traj, [MaxModelRequests(max_requests=4), MaxModelRequests(max_requests=3)])
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_an_openlit_ag2_message_span_is_the_agents_run_and_the_chat_span_beneath_it_the_request() -> None:
+    with _tracer() as (tracer, exporter):
+        with tracer.start_as_current_span("execute_task support") as span:
+            span.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.agent.name": "support",
+                                 "gen_ai.agent.message_type": "generate_reply", "gen_ai.request.model": "unknown"})
+            with tracer.start_as_current_span("chat gpt-4o") as chat:
+                chat.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"})
+        traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [(r.name, r.operation) for r in traj.agent_runs] == [("support", "invoke_agent")]
+    assert [(r.model, r.agent) for r in traj.model_requests] == [("gpt-4o", "support")]

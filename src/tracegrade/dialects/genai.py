@@ -18,7 +18,8 @@ refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `H
 (`DECISION_EVENT`) and the `gen_ai.output.messages_ref` content reference (`OUTPUT_REF`) are read by
 `dialects.extract`.
 
-Vendor shapes: OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.name`,
+Vendor shapes: OpenLIT's AG2 message spans (`OPENLIT_AG2_MESSAGE`), agent runs despite their `chat` operation;
+OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.name`,
 `gen_ai.tool.call.id`, `gen_ai.tool.args`, each joined with `", "`; recorded whatever the content setting),
 read when the output messages hold no calls (`requested_calls`), and its LangChain tool span's
 `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`) when the tool raised;
@@ -85,6 +86,10 @@ OPENLIT_COST = "gen_ai.usage.cost"
 OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
 """OpenLIT's LangChain callback: a tool span's `gen_ai.tool.call.id` is LangChain's run id until the tool returns
 a message naming the model's call id (so it stays the run id when the tool raised)."""
+OPENLIT_AG2_MESSAGE = "gen_ai.agent.message_type"
+"""OpenLIT's AG2 instrumentation: an agent's `send` / `receive` / `generate_reply` span (`execute_task {agent}`),
+written with operation `chat` and request model `unknown`, is that agent's turn (the model's own chat span, if
+any, lies beneath): read as an agent run, never a model request."""
 LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
 """Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
 (opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
@@ -108,6 +113,8 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
         op = attrs[OPERATION]
         if type(op) is not str:
             op = None
+        elif op in MODEL_OPERATIONS and OPENLIT_AG2_MESSAGE in attrs:
+            op = "invoke_agent"
     elif node.name.startswith(_NAME_PREFIXES) or HANDOFF_TARGET in attrs:
         op = operation(node)
     else:
@@ -126,7 +133,9 @@ def operation(node: SpanNode) -> str | None:
     attrs = node.attributes
     op = attrs.get(OPERATION)
     if op is not None:
-        return op if isinstance(op, str) else None
+        if not isinstance(op, str):
+            return None
+        return "invoke_agent" if op in MODEL_OPERATIONS and OPENLIT_AG2_MESSAGE in attrs else op
     head = node.name.partition(" ")[0]
     if head == "execute_tool":
         return head if "gen_ai.tool.name" in attrs else None
