@@ -204,6 +204,11 @@ _VALUES: dict[str, list[Any]] = {
     "gen_ai.agent.message_type": ["send", "receive", "generate_reply"],  # OpenLIT's AG2 message spans
     "gen_ai.usage.cost": [0.01],
     "langfuse.observation.output": ['{"role": "assistant", "content": "hi"}'],
+    "haystack.tool.name": ["search", ""],
+    "haystack.tool.error": [True, False],
+    "haystack.agent.step.tool.input": ['{"q": "x"}'],
+    "haystack.agent.step.tool.output": ['{"error": "boom"}', "ok"],
+    "haystack.agent.step.llm.output": ['{"replies": [{"meta": {"model": "gpt-4o", "usage": {"prompt_tokens": 3}}}]}'],
 }
 _ANY_VALUE = ["search", "gpt-4o", 1, True]
 _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn",
@@ -211,8 +216,8 @@ _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_wo
           "run", "MCP", "request:", "send", "server", "handle", "tools/call", "search", "gpt-4o", "http", "handoff",
           "workflow"]  # fmt: skip
 _HEADS = ["chat", "execute_tool", "invoke_agent", "running", "agent", "MCP", "tools/call", "http", "call_llm",
-          "FunctionAgent", "FunctionTool"]  # fmt: skip
-_SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow", ".run", ".acall"]
+          "FunctionAgent", "FunctionTool", "haystack.agent", "haystack.agent.step"]  # fmt: skip
+_SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow", ".run", ".acall", ".llm"]
 _SCOPES = ["", "pydantic-ai", "logfire.openai_agents", "logfire", "openinference.instrumentation.openai_agents",
            "opentelemetry.instrumentation.openai_agents", "opentelemetry.instrumentation.httpx", "agent_framework",
            "langfuse-sdk", "llamaindex.opentelemetry.tracer"]  # fmt: skip

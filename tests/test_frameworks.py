@@ -37,6 +37,8 @@ ENTRIES = sorted((CORPUS / "entries").glob("*.json"))
 _TOOL_RESULT_KEYS = frozenset({"output.value", "gen_ai.tool.call.result", "gcp.vertex.agent.tool_response"})
 # Where OpenLLMetry's LlamaIndex instrumentation records a tool step's output, `"is_error": true` when the tool raised
 _STEP_OUTPUT = "traceloop.entity.output"
+# Boolean attributes that mark a failed tool span whose status stays unset (Haystack's own tracing)
+_ERROR_FLAGS = frozenset({"haystack.tool.error"})
 
 # Telemetry that does not record how many model requests were made, by run-name prefix (what the
 # instrumentation does instead); a request budget must be not_evaluated there.
@@ -118,6 +120,7 @@ def evidence(run: str) -> Evidence:
     ) or any(
         (a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]))
         or (a["key"] == _STEP_OUTPUT and '"is_error": true' in a["value"].get("stringValue", ""))
+        or (a["key"] in _ERROR_FLAGS and a["value"].get("boolValue") is True)
         for s in spans
         for a in s.get("attributes", [])
     )

@@ -32,6 +32,7 @@ from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, Trajectory, 
 from . import (
     _messages,
     genai,
+    haystack,
     langfuse,
     langsmith,
     llamaindex,
@@ -68,7 +69,8 @@ class Dialect(Protocol):
 
 
 DIALECTS: list[Dialect] = [
-    pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, llamaindex, langsmith, genai, mcp,
+    pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, llamaindex, langsmith, haystack, genai,
+    mcp,
 ]
 """Auto-detection order: most specific first."""
 

@@ -54,6 +54,8 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
     ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI integration "
      "records them unless masked), and LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true or @observe(capture_input="
      "True, capture_output=True) for decorated functions (Langfuse SDK)"),
+    ("haystack", "HAYSTACK_CONTENT_TRACING_ENABLED=true where haystack is first imported (Haystack's tracing "
+     "content tags)"),
     ("langsmith", "LANGSMITH_HIDE_INPUTS and LANGSMITH_HIDE_OUTPUTS unset or false (the LangSmith client's "
      "hide_inputs / hide_outputs)"),
 )  # fmt: skip
@@ -77,6 +79,7 @@ _DIALECT_SCOPES = {
     "vercel_ai": "ai",
     "langfuse": "langfuse-sdk",
     "langsmith": "langsmith",
+    "haystack": "haystack",
 }
 """The instrumentation a dialect's spans come from, for spans that do not name their scope."""
 
