@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tracegrade import grade
-from tracegrade.dialects import extract
+from tracegrade.dialects import extract, haystack
 from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, ToolCorrectness
 from tracegrade.ingest import read_spans
 from tracegrade.trajectory import NOT_RECORDED
@@ -22,12 +22,14 @@ from tracegrade.tree import SpanTree
 FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
 RUN = "haystack--native--content-{}"
 CALLS = [
-    ("get_weather", {"city": "Paris"}),
-    ("get_order", {"order_id": 1234}),
-    ("search_kb", {"query": "refund policy"}),
-    ("search_kb", {"query": "refund policy"}),
+    ("get_weather", {"city": "Paris"}, "call_w1"),
+    ("get_order", {"order_id": 1234}, "call_o1"),
+    ("search_kb", {"query": "refund policy"}, "call_s1"),
+    ("search_kb", {"query": "refund policy"}, "call_s2"),
 ]
-ERROR = "Failed to invoke Tool `search_kb` with parameters {'query': 'refund policy'}. Error: knowledge base unavailable"
+ERROR = (
+    "Failed to invoke Tool `search_kb` with parameters {'query': 'refund policy'}. Error: knowledge base unavailable"
+)
 
 
 def _tree(run: str) -> SpanTree:
@@ -36,10 +38,11 @@ def _tree(run: str) -> SpanTree:
 
 @pytest.mark.parametrize("setting", ["on", "on--stream"])
 def test_tool_spans_give_names_arguments_results_and_the_flagged_failure(setting: str) -> None:
+    """The tool spans record no call id: each takes the id of the call its model span's replies requested."""
     traj = extract(_tree(RUN.format(setting)))
     got = traj.calls(include_failed=True)
-    assert [(c.name, c.args) for c in got] == CALLS
-    assert {(c.dialect, c.args_source, c.call_id) for c in got} == {("haystack", "span", None)}
+    assert [(c.name, c.args, c.call_id) for c in got] == CALLS
+    assert {(c.dialect, c.args_source, c.executed) for c in got} == {("haystack", "span", True)}
     assert [c.status for c in got] == ["ok", "ok", "error", "ok"]  # haystack.tool.error; the span status is unset
     assert got[2].error == ERROR
     assert [c.result for c in got] == ["sunny, 21C", "order 1234: shipped", None, "Refunds take 5 days."]
@@ -54,6 +57,7 @@ def test_tool_spans_give_names_arguments_results_and_the_flagged_failure(setting
 def test_content_off_keeps_names_failure_and_requests_and_says_how_to_record_arguments(setting: str) -> None:
     traj = extract(_tree(RUN.format(setting)))
     got = traj.calls(include_failed=True)
+    assert [c.call_id for c in got] == [None] * 4
     assert [(c.name, c.args, c.status) for c in got] == [
         ("get_weather", NOT_RECORDED, "ok"), ("get_order", NOT_RECORDED, "ok"),
         ("search_kb", NOT_RECORDED, "error"), ("search_kb", NOT_RECORDED, "ok"),
@@ -75,8 +79,11 @@ def test_spans_of_any_tracer_name_are_read_by_their_names() -> None:
     tracer = provider.get_tracer("my-app")
     with tracer.start_as_current_span("haystack.agent.run"), tracer.start_as_current_span("haystack.agent.step"):
         with tracer.start_as_current_span("haystack.agent.step.llm") as llm:
-            llm.set_attribute("haystack.agent.step.llm.output", '{"replies": [{"meta": {"model": "m", "usage": '
-                              '{"prompt_tokens": 3, "completion_tokens": 2}}}, {"meta": {"usage": {"prompt_tokens": 1}}}]}')
+            llm.set_attribute(
+                "haystack.agent.step.llm.output",
+                '{"replies": [{"meta": {"model": "m", "usage": '
+                '{"prompt_tokens": 3, "completion_tokens": 2}}}, {"meta": {"usage": {"prompt_tokens": 1}}}]}',
+            )
         with tracer.start_as_current_span("haystack.agent.step.tool") as tool:
             tool.set_attribute("haystack.tool.name", "lookup")
             tool.set_attribute("haystack.tool.error", True)
@@ -90,3 +97,10 @@ def test_spans_of_any_tracer_name_are_read_by_their_names() -> None:
     assert [(c.name, c.status, c.error, c.args) for c in got] == [("lookup", "error", "not json", NOT_RECORDED)]
     assert [(r.model, r.input_tokens, r.output_tokens) for r in traj.model_requests] == [("m", 4, 2)]
     assert len(traj.agent_runs) == 1
+
+
+def test_requested_calls_are_read_from_the_recorded_replies() -> None:
+    requests = [n for n in _tree(RUN.format("on")) if n.name == haystack.LLM]
+    requested = [[(r.name, r.arguments, r.call_id) for r in haystack.requested_calls(n.attributes)] for n in requests]
+    assert requested == [CALLS[:2], CALLS[2:3], CALLS[3:], []]
+    assert all(haystack.tool_results(n.attributes) == {} for n in requests)

@@ -10,8 +10,10 @@ invocation `haystack.agent.step.tool`.
   (`haystack.agent.step.tool.output`; `{"error": "..."}` for a failed one) are content tags. No call id.
 - A model span records nothing but content tags: `haystack.agent.step.llm.output` is the chat generator's
   output as JSON, `{"replies": [ChatMessage]}`, each reply's `meta` holding `model` and OpenAI-style `usage`
-  (`prompt_tokens`, `completion_tokens`). Without content the span still marks one request, with no model
-  and no tokens.
+  (`prompt_tokens`, `completion_tokens`), its `content` the requested calls (`tool_call`: `tool_name`,
+  `arguments`, `id`): the tool spans, which record no call id, take the model's by name and order. The input
+  (`haystack.agent.step.llm.input`) is a Python repr of the messages: not read, so results come from the tool
+  spans only. Without content the span still marks one request, with no model and no tokens.
 
 Content tags are recorded only with HAYSTACK_CONTENT_TRACING_ENABLED=true (read when `haystack.tracing` is
 first imported; `haystack.tracing.tracer.is_content_tracing_enabled` afterwards).
@@ -20,21 +22,30 @@ first imported; `haystack.tracing.tracer.is_content_tracing_enabled` afterwards)
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import to_int
 from ._dispatch import Gate
+from ._messages import Requested
 from .genai import new_tool_call
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["agent_run", "classify", "model_request", "name", "recognizes", "tool_call"]
+__all__ = [
+    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "tool_call", "tool_results",
+]  # fmt: skip
 
 name = "haystack"
 
-RUN, STEP, LLM, TOOL = "haystack.agent.run", "haystack.agent.step", "haystack.agent.step.llm", "haystack.agent.step.tool"
+RUN, STEP, LLM, TOOL = (
+    "haystack.agent.run",
+    "haystack.agent.step",
+    "haystack.agent.step.llm",
+    "haystack.agent.step.tool",
+)
 GATE = Gate(names=frozenset({RUN, STEP, LLM, TOOL}))
 TOOL_NAME, TOOL_ERROR = "haystack.tool.name", "haystack.tool.error"
 TOOL_INPUT, TOOL_OUTPUT = "haystack.agent.step.tool.input", "haystack.agent.step.tool.output"
@@ -120,8 +131,30 @@ def _model_request(node: SpanNode) -> ModelRequest:
     return ModelRequest(model=model, input_tokens=input_tokens, output_tokens=output_tokens, span=node, dialect=name)
 
 
+def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
+    """The calls a model span's recorded replies ask for: their `tool_call` content parts."""
+    out = []
+    for reply in _replies(attrs.get(LLM_OUTPUT)):
+        content = reply.get("content")
+        for part in content if isinstance(content, list) else ():
+            call = part.get("tool_call") if isinstance(part, dict) else None
+            if isinstance(call, dict):
+                out.append(Requested.of(call.get("tool_name"), call.get("arguments"), call.get("id")))
+    return out
+
+
+def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """None are read: a model span's input messages are recorded only as a Python repr."""
+    return {}
+
+
 def _reply_metas(raw: Any) -> list[dict[str, Any]]:
-    """The `meta` of each reply in a recorded chat generator output (`{"replies": [...]}` as JSON)."""
+    """The `meta` of each reply in a recorded chat generator output."""
+    return [r["meta"] for r in _replies(raw) if isinstance(r.get("meta"), dict)]
+
+
+def _replies(raw: Any) -> list[dict[str, Any]]:
+    """The replies (serialized ChatMessages) of a recorded chat generator output, `{"replies": [...]}` as JSON."""
     if not isinstance(raw, str):
         return []
     try:
@@ -129,6 +162,4 @@ def _reply_metas(raw: Any) -> list[dict[str, Any]]:
     except ValueError:
         return []
     replies = doc.get("replies") if isinstance(doc, dict) else None
-    if not isinstance(replies, list):
-        return []
-    return [r["meta"] for r in replies if isinstance(r, dict) and isinstance(r.get("meta"), dict)]
+    return [r for r in replies if isinstance(r, dict)] if isinstance(replies, list) else []
