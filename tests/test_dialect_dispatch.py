@@ -279,3 +279,14 @@ def test_splitting_a_trace_into_agent_runs_reads_its_roots_as_extraction_does() 
     assert [type(classify(n)).__name__ for n in roots] == ["AgentRun", "AgentRun"]
     assert [r.name for r in extract(SpanTree.from_spans(spans)).agent_runs] == ["a", "b"]
     assert [[s.span_id for s in part] for part in split_agent_runs(spans)] == [[1, 2], [3, 4]]
+
+
+def test_a_gate_takes_collections_of_strings_and_refuses_a_bare_string() -> None:
+    gate = Gate(keys={"acme.kind"}, prefixes=["acme "])  # type: ignore[arg-type]
+    assert gate.keys == frozenset({"acme.kind"}) and gate.prefixes == ("acme ",)
+    (node,) = SpanTree.from_spans([Span(1, 2, None, "acme step", 0, 1, {})])
+    assert gate.admits(node)
+    with pytest.raises(TypeError, match=r"Gate\(keys=\.\.\.\) takes a collection of non-empty strings, got 'acme.kind'"):
+        Gate(keys="acme.kind")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Gate\(scopes=\.\.\.\)"):
+        Gate(scopes=frozenset({""}))

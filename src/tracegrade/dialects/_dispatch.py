@@ -36,6 +36,16 @@ class Gate:
     suffixes: tuple[str, ...] = ()
     scopes: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        """Each field as its immutable collection of non-empty strings (a set or list given is converted; a
+        bare string, which would be taken letter by letter, is refused)."""
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, str | bytes) or not all(isinstance(v, str) and v for v in value):
+                raise TypeError(f"Gate({field.name}=...) takes a collection of non-empty strings, got {value!r}")
+            kind = tuple if field.name in ("prefixes", "suffixes") else frozenset
+            object.__setattr__(self, field.name, kind(value))
+
     def admits(self, node: SpanNode) -> bool:
         """The gate on one span (the readable spec of `Dispatch.classifiers`)."""
         name = node.name
