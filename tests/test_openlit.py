@@ -302,3 +302,59 @@ def test_an_openlit_ag2_message_span_is_the_agents_run_and_the_chat_span_beneath
         traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [(r.name, r.operation) for r in traj.agent_runs] == [("support", "invoke_agent")]
     assert [(r.model, r.agent) for r in traj.model_requests] == [("gpt-4o", "support")]
+
+
+BARE_CLIENTS = [
+    f"{client}--openlit--content-{c}{s}"
+    for client in ("anthropic", "openai")
+    for c in ("on", "off")
+    for s in ("", "--stream")
+]
+
+
+def test_bare_client_calls_are_the_models_requested_calls_with_content_on_or_off() -> None:
+    # only the client is instrumented: no tool spans; content off leaves OpenLIT's tool-call summary on the chat spans
+    for run in BARE_CLIENTS:
+        traj = _run(run)
+        assert len(traj.model_requests) == 4, run
+        calls = traj.all_calls
+        assert [c.name for c in calls] == SEQUENCE, run
+        assert [c.args for c in calls] == ARGS, run
+        assert [c.call_id for c in calls] == IDS, run
+        assert all(c.executed is None for c in calls), run  # requested, no tool span says whether it ran
+        got = grade(
+            traj, [ToolCorrectness(expected_tools=SEQUENCE), ArgumentCorrectness("get_order", {"order_id": 9999})]
+        )
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_bare_client_tool_results_are_read_from_the_next_requests_messages_only_with_content_on() -> None:
+    results = ["sunny, 21C", "order 1234: shipped", "Error: knowledge base unavailable", "Refunds take 5 days."]
+    for run in BARE_CLIENTS:
+        got = [c.result for c in _run(run).all_calls]
+        assert got == (results if "content-on" in run else [None] * 4), (run, got)
+
+
+def test_openlits_integer_zero_cost_is_no_price_not_a_free_request() -> None:
+    # claude-sonnet-4-5 is not in the generator's pricing table: OpenLIT writes the integer 0 on every chat span
+    traj = _run("anthropic--openlit--content-on")
+    spans = [r.span for r in traj.model_requests if r.span is not None]
+    assert [s.attributes["gen_ai.usage.cost"] for s in spans] == [0] * 4
+    assert all(type(s.attributes["gen_ai.usage.cost"]) is int for s in spans)
+    assert [r.cost for r in traj.model_requests] == [None] * 4
+    [got] = grade(traj, [MaxCost(max_cost=1.0)])
+    assert got.outcome == "not_evaluated" and "4 of 4 model request(s) carry no cost" in got.reasoning
+    # the priced client run (gpt-4o) is summed as before
+    priced = _run("openai--openlit--content-on")
+    assert all(r.cost is not None and r.cost.amount > 0 for r in priced.model_requests)
+
+
+def test_a_computed_zero_cost_is_a_free_request_and_an_integer_zero_is_unpriced() -> None:
+    with _tracer() as (tracer, exporter):
+        for cost in (0.0, 0):
+            with tracer.start_as_current_span("chat gpt-4o") as span:
+                span.set_attributes(
+                    {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.usage.cost": cost}
+                )
+        traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [r.cost for r in traj.model_requests] == [Cost(0.0, "USD", "local"), None]

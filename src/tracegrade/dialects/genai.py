@@ -290,9 +290,13 @@ def _model_request(node: SpanNode) -> ModelRequest:
 
 
 def _openlit_cost(attrs: Mapping[str, Any]) -> Cost | None:
-    """OpenLIT's `gen_ai.usage.cost`: a number, computed by OpenLIT from its pricing table (prices in USD)."""
+    """OpenLIT's `gen_ai.usage.cost`: a number, computed by OpenLIT from its pricing table (prices in USD).
+    The integer 0 is OpenLIT's "not priced" (the model is not in its pricing table, or pricing failed): a
+    computed price is a float, even when it is 0.0, so an integer 0 is no cost recorded (None), not a free call."""
     amount = attrs.get(OPENLIT_COST)
     if type(amount) is not float and type(amount) is not int:
+        return None
+    if type(amount) is int and amount == 0:
         return None
     return Cost(float(amount), "USD", "local")
 
