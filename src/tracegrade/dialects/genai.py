@@ -14,7 +14,7 @@ merges it into the outer one.)
 2026 additions: an `execute_tool` span with `gen_ai.transfer.*` (the `gen_ai.execute_tool.transfer.internal`
 refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `Handoff`, not a tool call;
 `gen_ai.usage.cost.{amount,currency,source}` is a model request's `Cost` (OpenLIT's plain
-`gen_ai.usage.cost` too, in USD, `OPENLIT_COST`); `gen_ai.tool.call.decision` events
+`gen_ai.usage.cost` too, in USD, `OPENLIT_COST`, whose integer 0 means not priced); `gen_ai.tool.call.decision` events
 (`DECISION_EVENT`) and the `gen_ai.output.messages_ref` content reference (`OUTPUT_REF`) are read by
 `dialects.extract`.
 
