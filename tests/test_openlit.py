@@ -317,6 +317,13 @@ def test_bare_client_calls_are_the_models_requested_calls_with_content_on_or_off
     for run in BARE_CLIENTS:
         traj = _run(run)
         assert len(traj.model_requests) == 4, run
+def test_adk_content_off_arguments_come_from_openlits_litellm_span_inside_adks_model_span() -> None:
+    # ADK's 'generate_content' span is the request; OpenLIT's litellm 'chat' span inside it is the same request
+    # recorded again, and only it (its tool-call summary) records the requested calls when content is off
+    for run in ("google-adk--openlit--content-off", "google-adk--openlit--content-off--stream"):
+        traj = _run(run)
+        assert [r.span.name for r in traj.model_requests if r.span is not None] == ["generate_content openai/gpt-4o"] * 4
+        assert all(r.cost is not None and r.cost.currency == "USD" for r in traj.model_requests), run
         calls = traj.all_calls
         assert [c.name for c in calls] == SEQUENCE, run
         assert [c.args for c in calls] == ARGS, run
@@ -358,3 +365,32 @@ def test_a_computed_zero_cost_is_a_free_request_and_an_integer_zero_is_unpriced(
                 )
         traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [r.cost for r in traj.model_requests] == [Cost(0.0, "USD", "local"), None]
+        assert {c.args_source for c in calls} == {"messages"} and all(c.executed for c in calls), run
+        got = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234}),
+                           ArgumentCorrectness("get_order", {"order_id": 9999})])  # fmt: skip
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_requested_calls_are_read_from_a_provider_span_inside_a_model_span_that_records_none() -> None:
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    framework, openlit = provider.get_tracer("gcp.vertex.agent"), provider.get_tracer("openlit.instrumentation.litellm")
+    with framework.start_as_current_span("invoke_agent support") as run:
+        run.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"})
+        with framework.start_as_current_span("generate_content gpt-4o") as outer:
+            outer.set_attributes({"gen_ai.operation.name": "generate_content", "gen_ai.request.model": "gpt-4o"})
+            with openlit.start_as_current_span("chat gpt-4o") as inner:
+                inner.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+                                      "gen_ai.tool.name": "get_order", "gen_ai.tool.call.id": "call_o1",
+                                      "gen_ai.tool.args": '{"order_id": 1234}'})  # fmt: skip
+        with framework.start_as_current_span("execute_tool get_order") as tool:
+            tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order",
+                                 "gen_ai.tool.call.id": "call_o1"})  # fmt: skip
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    provider.shutdown()
+    assert [r.span.name for r in traj.model_requests if r.span is not None] == ["generate_content gpt-4o"]
+    [call] = traj.all_calls
+    assert (call.name, call.args, call.call_id, call.executed, call.args_source) == (
+        "get_order", {"order_id": 1234}, "call_o1", True, "messages"
+    )  # fmt: skip

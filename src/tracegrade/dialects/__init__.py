@@ -157,6 +157,7 @@ def _extract(
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
     absorbed: list[ModelRequest] = []  # the same requests recorded again inside them (read for tool results)
+    inside: dict[int, list[ModelRequest]] = {}  # those records by the (identity of the) request they repeat
     runs: list[AgentRun] = []
     handoffs: list[Handoff] = []
     decided: list[tuple[int, str, str | None, str | None, SpanNode, AgentRun | None]] = []
@@ -241,6 +242,7 @@ def _extract(
                 if type(outer) is ModelRequest:
                     _absorb_request(outer, req)  # a provider's span inside a framework's span for one request
                     absorbed.append(req)
+                    inside.setdefault(id(outer), []).append(req)
                 else:
                     if run is not None:
                         req.agent = _agent_of(run)
@@ -275,6 +277,8 @@ def _extract(
     recognized = len(calls) + len(requests) + len(runs) + len(handoffs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
+    for outer_id, records in inside.items():  # read for requested calls when the outer span records none
+        twins.setdefault(outer_id, []).extend(records)
     wrapping = registry.wrapping if calls else frozenset()
     added, notes = merge_requested(calls, requests, registry.readers_of, twins, handoffs, wrapping, absorbed)
     if added and registry.settlers:  # dialects that tie failures to requested-only calls (`settle_calls`)
