@@ -317,13 +317,6 @@ def test_bare_client_calls_are_the_models_requested_calls_with_content_on_or_off
     for run in BARE_CLIENTS:
         traj = _run(run)
         assert len(traj.model_requests) == 4, run
-def test_adk_content_off_arguments_come_from_openlits_litellm_span_inside_adks_model_span() -> None:
-    # ADK's 'generate_content' span is the request; OpenLIT's litellm 'chat' span inside it is the same request
-    # recorded again, and only it (its tool-call summary) records the requested calls when content is off
-    for run in ("google-adk--openlit--content-off", "google-adk--openlit--content-off--stream"):
-        traj = _run(run)
-        assert [r.span.name for r in traj.model_requests if r.span is not None] == ["generate_content openai/gpt-4o"] * 4
-        assert all(r.cost is not None and r.cost.currency == "USD" for r in traj.model_requests), run
         calls = traj.all_calls
         assert [c.name for c in calls] == SEQUENCE, run
         assert [c.args for c in calls] == ARGS, run
@@ -365,6 +358,19 @@ def test_a_computed_zero_cost_is_a_free_request_and_an_integer_zero_is_unpriced(
                 )
         traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [r.cost for r in traj.model_requests] == [Cost(0.0, "USD", "local"), None]
+
+
+def test_adk_content_off_arguments_come_from_openlits_litellm_span_inside_adks_model_span() -> None:
+    # ADK's 'generate_content' span is the request; OpenLIT's litellm 'chat' span inside it is the same request
+    # recorded again, and only it (its tool-call summary) records the requested calls when content is off
+    for run in ("google-adk--openlit--content-off", "google-adk--openlit--content-off--stream"):
+        traj = _run(run)
+        assert [r.span.name for r in traj.model_requests if r.span is not None] == ["generate_content openai/gpt-4o"] * 4
+        assert all(r.cost is not None and r.cost.currency == "USD" for r in traj.model_requests), run
+        calls = traj.all_calls
+        assert [c.name for c in calls] == SEQUENCE, run
+        assert [c.args for c in calls] == ARGS, run
+        assert [c.call_id for c in calls] == IDS, run
         assert {c.args_source for c in calls} == {"messages"} and all(c.executed for c in calls), run
         got = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234}),
                            ArgumentCorrectness("get_order", {"order_id": 9999})])  # fmt: skip
