@@ -400,3 +400,33 @@ def test_requested_calls_are_read_from_a_provider_span_inside_a_model_span_that_
     assert (call.name, call.args, call.call_id, call.executed, call.args_source) == (
         "get_order", {"order_id": 1234}, "call_o1", True, "messages"
     )  # fmt: skip
+
+
+def test_openlit_pydantic_ai_graph_step_spans_are_not_tool_calls_the_chat_summaries_give_the_calls() -> None:
+    # OpenLIT's Pydantic AI instrumentation writes each CallToolsNode run as 'execute_tool gpt-4o' (operation
+    # execute_tool, no gen_ai.tool.name, also after the final answer); read by name they would be calls of 'gpt-4o'
+    for run in ("pydantic-ai--openlit--content-on", "pydantic-ai--openlit--content-off--stream"):
+        traj = _run(run)
+        assert [(c.name, c.args, c.call_id, c.dialect) for c in traj.all_calls] == [
+            (n, a, i, "genai") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        assert [(r.model, r.dialect) for r in traj.model_requests] == [("gpt-4o", "genai")] * 4, run
+        assert [(r.name, r.dialect) for r in traj.agent_runs] == [("support", "genai")], run
+        got = grade(traj, [ToolCorrectness(expected_tools=SEQUENCE), MaxModelRequests(max_requests=3)])
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_a_nameless_execute_tool_span_is_a_tool_call_by_its_name_outside_openlits_pydantic_ai_scope() -> None:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.agent.name": "support", "gen_ai.request.model": "gpt-4o"}
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    for scope in ("openlit.instrumentation.pydantic_ai", "my.instrumentation"):
+        with provider.get_tracer(scope).start_as_current_span("execute_tool search_kb") as span:
+            span.set_attributes(attrs)
+    provider.shutdown()
+    spans = exporter.get_finished_spans()
+    assert [[c.name for c in extract(SpanTree.from_readable_spans([s])).all_calls] for s in spans] == [
+        [],  # OpenLIT's Pydantic AI graph step: the suffix is the model, not a tool
+        ["search_kb"],
+    ]

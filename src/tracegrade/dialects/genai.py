@@ -21,7 +21,8 @@ refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `H
 Vendor shapes: OpenLIT's AG2 message spans (`OPENLIT_AG2_MESSAGE`), agent runs despite their `chat` operation;
 OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.name`,
 `gen_ai.tool.call.id`, `gen_ai.tool.args`, each joined with `", "`; recorded whatever the content setting),
-read when the output messages hold no calls (`requested_calls`), and its LangChain tool span's
+read when the output messages hold no calls (`requested_calls`), its Pydantic AI graph-step spans
+(`OPENLIT_PYDANTIC_AI_SCOPE`: `execute_tool {model}` is no tool call), and its LangChain tool span's
 `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`) when the tool raised;
 Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
@@ -90,6 +91,10 @@ OPENLIT_AG2_MESSAGE = "gen_ai.agent.message_type"
 """OpenLIT's AG2 instrumentation: an agent's `send` / `receive` / `generate_reply` span (`execute_task {agent}`),
 written with operation `chat` and request model `unknown`, is that agent's turn (the model's own chat span, if
 any, lies beneath): read as an agent run, never a model request."""
+OPENLIT_PYDANTIC_AI_SCOPE = "openlit.instrumentation.pydantic_ai"
+"""OpenLIT's Pydantic AI instrumentation: its `execute_tool {model}` span (no `gen_ai.tool.name`) is a run of the
+agent graph's tool-calling step (`CallToolsNode`, also run after the final answer), not a tool call; the calls
+are the ones its `chat` spans' summaries request."""
 LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
 """Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
 (opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
@@ -212,7 +217,9 @@ def tool_call(node: SpanNode) -> ToolCall | None:
 def _tool_call(node: SpanNode) -> ToolCall | None:
     """`tool_call` of a span whose operation is `execute_tool`."""
     attrs = node.attributes
-    tool = first_str(attrs, "gen_ai.tool.name") or _name_suffix(node)
+    tool = first_str(attrs, "gen_ai.tool.name") or (
+        _name_suffix(node) if node.scope_name != OPENLIT_PYDANTIC_AI_SCOPE else None
+    )
     if tool is None or tool == _ADK_MERGED or is_transfer(attrs):
         return None
     raw = attrs.get("gen_ai.tool.call.arguments")
