@@ -21,8 +21,9 @@ refinement), or a span with `gen_ai.agent.handoff.{source,target}.name`, is a `H
 Vendor shapes: OpenLIT's AG2 message spans (`OPENLIT_AG2_MESSAGE`), agent runs despite their `chat` operation;
 OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.name`,
 `gen_ai.tool.call.id`, `gen_ai.tool.args`, each joined with `", "`; recorded whatever the content setting),
-read when the output messages hold no calls (`requested_calls`), its Pydantic AI graph-step spans
-(`OPENLIT_PYDANTIC_AI_SCOPE`: `execute_tool {model}` is no tool call), and its LangChain tool span's
+read when the output messages hold no calls (`requested_calls`), its Pydantic AI spans
+(`OPENLIT_PYDANTIC_AI_SCOPE`: `execute_task {agent}` is the agent's run, the graph step `execute_tool {model}` no
+tool call), and its LangChain tool span's
 `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`) when the tool raised;
 Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
@@ -94,7 +95,8 @@ any, lies beneath): read as an agent run, never a model request."""
 OPENLIT_PYDANTIC_AI_SCOPE = "openlit.instrumentation.pydantic_ai"
 """OpenLIT's Pydantic AI instrumentation: its `execute_tool {model}` span (no `gen_ai.tool.name`) is a run of the
 agent graph's tool-calling step (`CallToolsNode`, also run after the final answer), not a tool call; the calls
-are the ones its `chat` spans' summaries request."""
+are the ones its `chat` spans' summaries request. Its `execute_task {agent}` span (`Agent.run`, enclosing the
+model requests) is the agent's run."""
 LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
 """Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
 (opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
@@ -118,7 +120,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
         op = attrs[OPERATION]
         if type(op) is not str:
             op = None
-        elif op in MODEL_OPERATIONS and OPENLIT_AG2_MESSAGE in attrs:
+        elif _openlit_agent_turn(node, op):
             op = "invoke_agent"
     elif node.name.startswith(_NAME_PREFIXES) or HANDOFF_TARGET in attrs:
         op = operation(node)
@@ -140,7 +142,7 @@ def operation(node: SpanNode) -> str | None:
     if op is not None:
         if not isinstance(op, str):
             return None
-        return "invoke_agent" if op in MODEL_OPERATIONS and OPENLIT_AG2_MESSAGE in attrs else op
+        return "invoke_agent" if _openlit_agent_turn(node, op) else op
     head = node.name.partition(" ")[0]
     if head == "execute_tool":
         return head if "gen_ai.tool.name" in attrs else None
@@ -151,6 +153,13 @@ def operation(node: SpanNode) -> str | None:
     ):
         return "chat" if head == "call_llm" else head  # call_llm: Google ADK legacy
     return None
+
+
+def _openlit_agent_turn(node: SpanNode, op: str) -> bool:
+    """An OpenLIT AG2 message span (`OPENLIT_AG2_MESSAGE`) or Pydantic AI `execute_task` span: an agent run."""
+    if op in MODEL_OPERATIONS:
+        return OPENLIT_AG2_MESSAGE in node.attributes
+    return op == "execute_task" and node.scope_name == OPENLIT_PYDANTIC_AI_SCOPE
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:
