@@ -5,7 +5,8 @@ OpenLIT writes its own vintage beside the conventions: a summary of a response's
 (`gen_ai.tool.name` / `gen_ai.tool.call.id` / `gen_ai.tool.args`, joined with ", ", whatever the content setting),
 a plain `gen_ai.usage.cost` (USD), LangChain tool spans whose arguments are the Python `str()` of the input dict
 and whose call id stays LangChain's run id when the tool raised, nameless `invoke_agent` spans for the OpenAI
-Agents SDK's task and turn spans, and CrewAI's agent executor as an `invoke_workflow` span inside the agent's run.
+Agents SDK's task and turn spans, CrewAI's agent executor as an `invoke_workflow` span inside the agent's run,
+and Pydantic AI's graph steps as `execute_tool {model}` spans that are no tool calls.
 """
 
 from __future__ import annotations
