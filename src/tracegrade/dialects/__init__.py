@@ -43,7 +43,7 @@ from . import (
     pydantic_ai,
     vercel_ai,
 )
-from ._dispatch import Classifier, Dispatch, Gate
+from ._dispatch import Classifier, Dispatch, Gate, gate_of
 from ._evidence import content_setting, missing_evidence
 from ._merge import Readers, merge_requested
 from ._recovery import recover_arguments
@@ -82,8 +82,7 @@ def register_dialect(dialect: Dialect, *, first: bool = False) -> None:
     if lacking or not isinstance(getattr(dialect, "name", None), str):
         what = ", ".join(lacking) if lacking else "a str `name`"
         raise TypeError(f"a dialect needs `name` and {', '.join(_PROTOCOL)}; {dialect!r} lacks {what}")
-    if (gate := getattr(dialect, "GATE", None)) is not None and not isinstance(gate, Gate):
-        raise TypeError(f"dialect {dialect.name!r}: GATE must be a tracegrade.dialects.Gate, not {type(gate).__name__}")
+    gate_of(dialect)  # a GATE that is not a Gate is refused here, not at the next extraction
     if any(d.name == dialect.name for d in DIALECTS):
         raise ValueError(f"a dialect named {dialect.name!r} is already registered")
     DIALECTS.insert(0 if first else len(DIALECTS), dialect)
@@ -94,13 +93,23 @@ def classify(node: SpanNode) -> object:
     """What `extract` reads one span as, by the rule it applies: the step (`AgentRun`, `ToolCall`,
     `ModelRequest`, `Handoff`) the first dialect finding one reads in it, True when dialects recognize the span
     but find no step, False when none recognizes it (its context in the tree is not looked at)."""
+    return _read(node, _dispatch().classifiers(node))[0]
+
+
+def _read(node: SpanNode, asked: list[Classifier]) -> tuple[object, str]:
+    """The step the first of `asked` that finds one reads in the span (True: recognized, no step; False: not
+    recognized), and the dialect that did (the first that recognized it when none found a step)."""
     step: object = False
-    for _name, read in _dispatch().classifiers(node):
-        found = read(node)
-        if found is not False and found is not True:
-            return found
-        step = step or found
-    return step
+    by = ""
+    for name, classify in asked:
+        found = classify(node)
+        if found is False:
+            continue
+        by = by or name
+        if found is not True:
+            return found, name
+        step = True  # recognized, but not a step: another dialect may still find one
+    return step, by
 
 
 def get_dialect(dialect: str | Dialect) -> Dialect:
@@ -151,13 +160,12 @@ def _extract(
     if dialect is not None:
         one = get_dialect(dialect)
         forced = [(one.name, one.classify)]
-    dispatch = registry.dispatch
-    name_bits, key_bits, gate_keys, scope_bits, by_bits = dispatch.tables()
-    always, scoped = dispatch.always, dispatch.scoped
+    classifiers = registry.dispatch.classifiers
     calls: list[ToolCall] = []
     requests: list[ModelRequest] = []
-    absorbed: list[ModelRequest] = []  # the same requests recorded again inside them (read for tool results)
-    inside: dict[int, list[ModelRequest]] = {}  # those records by the (identity of the) request they repeat
+    # the same requests recorded again inside them (a provider's span in a framework's), by the identity of
+    # the request they repeat: read for tool results, and for requested calls when the outer span records none
+    inside: dict[int, list[ModelRequest]] = {}
     runs: list[AgentRun] = []
     handoffs: list[Handoff] = []
     decided: list[tuple[int, str, str | None, str | None, SpanNode, AgentRun | None]] = []
@@ -186,30 +194,7 @@ def _extract(
                     levels.append((iter(node.children), run, outer))
                     break
                 continue
-            step: object = False
-            by = ""
-            if forced is not None:
-                asked = forced
-            else:  # the dispatch (`Dispatch.classifiers`, inlined): by name, attribute keys and scope
-                bits = name_bits.get(node.name)
-                if bits is None:
-                    bits = dispatch.name_bits(node.name)
-                bits |= always
-                for key in attrs.keys() & gate_keys:
-                    bits |= key_bits[key]
-                if scoped & ~bits:
-                    bits |= scope_bits.get(node.scope_name, 0)
-                found_by = by_bits.get(bits)
-                asked = found_by if found_by is not None else dispatch.classifiers_of(bits)
-            for name, classify in asked:
-                found = classify(node)
-                if found is False:
-                    continue
-                by = by or name
-                if found is not True:
-                    step, by = found, name
-                    break
-                step = True  # recognized, but not a step: another dialect may still find one
+            step, by = _read(node, forced if forced is not None else classifiers(node))
             kind = type(step)
             inner = outer
             if explain is not None:
@@ -241,7 +226,6 @@ def _extract(
                 req: ModelRequest = step  # type: ignore[assignment]
                 if type(outer) is ModelRequest:
                     _absorb_request(outer, req)  # a provider's span inside a framework's span for one request
-                    absorbed.append(req)
                     inside.setdefault(id(outer), []).append(req)
                 else:
                     if run is not None:
@@ -277,8 +261,9 @@ def _extract(
     recognized = len(calls) + len(requests) + len(runs) + len(handoffs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
-    for outer_id, records in inside.items():  # read for requested calls when the outer span records none
+    for outer_id, records in inside.items():
         twins.setdefault(outer_id, []).extend(records)
+    absorbed = [r for records in inside.values() for r in records]  # in span order: each outer's lie in its subtree
     wrapping = registry.wrapping if calls else frozenset()
     added, notes = merge_requested(calls, requests, registry.readers_of, twins, handoffs, wrapping, absorbed)
     if added and registry.settlers:  # dialects that tie failures to requested-only calls (`settle_calls`)

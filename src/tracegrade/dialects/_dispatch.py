@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["Dispatch", "Gate"]
+__all__ = ["Dispatch", "Gate", "gate_of"]
 
 Classifier = tuple[str, Callable[["SpanNode"], object]]
 
@@ -61,7 +61,7 @@ class Gate:
 class Dispatch:
     """The classifiers of `dialects` to ask about a span, in `dialects` order: those whose gate admits
     it, and every dialect without a gate. Each dialect is a bit; a span's bits are the union of those
-    its name, its attribute keys and its scope select (`extract` inlines `classifiers`)."""
+    its name, its attribute keys and its scope select."""
 
     __slots__ = ("_by_bit", "_by_bits", "_gate_keys", "_key_bits", "_name_bits", "_name_rules", "_scope_bits",
                  "always", "dialects", "scoped")  # fmt: skip
@@ -78,12 +78,10 @@ class Dispatch:
             bit = 1 << i
             name: str = dialect.name  # type: ignore[attr-defined]
             self._by_bit.append((name, dialect.classify))  # type: ignore[attr-defined]
-            gate = getattr(dialect, "GATE", None)
+            gate = gate_of(dialect)
             if gate is None:
                 self.always |= bit
                 continue
-            if not isinstance(gate, Gate):
-                raise TypeError(f"dialect {name!r}: GATE must be a Gate, not {type(gate).__name__}")
             for key in gate.keys:
                 self._key_bits[key] = self._key_bits.get(key, 0) | bit
             for scope in gate.scopes:
@@ -100,21 +98,18 @@ class Dispatch:
         """(name, classify) of each dialect to ask about `node`, in order; empty when none can read it."""
         bits = self._name_bits.get(node.name)
         if bits is None:
-            bits = self.name_bits(node.name)
+            bits = self._of_name(node.name)
         bits |= self.always
         for key in node.attributes.keys() & self._gate_keys:
             bits |= self._key_bits[key]
         if self.scoped & ~bits:
             bits |= self._scope_bits.get(node.scope_name, 0)
         found = self._by_bits.get(bits)
-        return found if found is not None else self.classifiers_of(bits)
+        if found is None:
+            found = self._by_bits[bits] = [c for i, c in enumerate(self._by_bit) if bits >> i & 1]
+        return found
 
-    def tables(self) -> tuple[dict[str, int], dict[str, int], set[str], dict[str, int], dict[int, list[Classifier]]]:
-        """The lookups `classifiers` reads: name → bits (a cache), key → bits, the gate keys, scope →
-        bits, bits → classifiers (a cache)."""
-        return self._name_bits, self._key_bits, self._gate_keys, self._scope_bits, self._by_bits
-
-    def name_bits(self, name: str) -> int:
+    def _of_name(self, name: str) -> int:
         """The dialects a span name admits (remembered for the first `_NAME_CACHE` names)."""
         bits = 0
         for bit, gate in self._name_rules:
@@ -124,7 +119,11 @@ class Dispatch:
             self._name_bits[name] = bits
         return bits
 
-    def classifiers_of(self, bits: int) -> list[Classifier]:
-        """The classifiers of the dialects in `bits`, in order (remembered)."""
-        found = self._by_bits[bits] = [c for i, c in enumerate(self._by_bit) if bits >> i & 1]
-        return found
+
+def gate_of(dialect: object) -> Gate | None:
+    """The dialect's `GATE` (None without one); a `GATE` that is not a `Gate` is a TypeError."""
+    gate = getattr(dialect, "GATE", None)
+    if gate is not None and not isinstance(gate, Gate):
+        name = getattr(dialect, "name", dialect)
+        raise TypeError(f"dialect {name!r}: GATE must be a tracegrade.dialects.Gate, not {type(gate).__name__}")
+    return gate
