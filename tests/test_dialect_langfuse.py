@@ -103,7 +103,7 @@ def test_masked_generations_leave_tool_checks_not_evaluated() -> None:
     [
         ({"args": [], "kwargs": {"city": "Paris"}}, {"city": "Paris"}),
         ({"args": [], "kwargs": {}}, {}),
-        ({"args": ["Paris"], "kwargs": {}}, {"args": ["Paris"], "kwargs": {}}),  # names unknown: not guessed
+        ({"args": ["Paris"], "kwargs": {}}, NOT_RECORDED),  # names unknown: not guessed
         ({"args": ["Paris"], "kwargs": {"units": "C"}}, {"units": "C"}),
         ({"city": "Paris"}, {"city": "Paris"}),  # set with update(input=...): not a wrapper
         ("[REDACTED]", NOT_RECORDED),  # a mask= function's marker
@@ -175,3 +175,13 @@ def test_other_observation_types_are_recognized_but_are_no_steps(kind: str) -> N
     traj = extract(tree, explain=explain)
     assert (traj.all_calls, traj.model_requests, traj.agent_runs) == ([], [], [])
     assert list(explain.values()) == ["langfuse: recognized, not a step"]
+
+
+def test_positional_arguments_without_a_recorded_request_are_not_evaluated() -> None:
+    """No generation supplies the arguments: their names are unknown, so the check is not decided either way."""
+    tree = spans_of(observation("support", "agent", {}, tool("get_weather", {}, args=["Paris"])))
+    [call] = extract(tree).all_calls
+    assert (call.args, call.args_source) == (NOT_RECORDED, "span")
+    [result] = grade(tree, [ArgumentCorrectness("get_weather", {"city": "Paris"})])
+    assert result.outcome == "not_evaluated"
+    assert "recorded by test without their names ('{\"args\": [\"Paris\"]" in result.reasoning, result.reasoning

@@ -28,6 +28,7 @@ from tracegrade.evaluators import (
 )
 from tracegrade.ingest import read_spans
 from tracegrade.spans import LogRecord
+from tracegrade.trajectory import NOT_RECORDED
 from tracegrade.tree import SpanTree
 
 FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
@@ -54,7 +55,7 @@ def ol_tool(tool: str, entity_input: Any = None, attrs: dict[str, Any] | None = 
     [
         ({"args": [], "kwargs": {"city": "Paris"}}, {"city": "Paris"}),
         ({"args": [], "kwargs": {}}, {}),
-        ({"args": ["Paris"], "kwargs": {}}, {"args": ["Paris"], "kwargs": {}}),  # names unknown: not guessed
+        ({"args": ["Paris"], "kwargs": {}}, NOT_RECORDED),  # names unknown: not guessed
         ({"args": ["<Planner>"], "kwargs": {"city": "Paris"}}, {"city": "Paris"}),
         ({"input_str": "{'city': 'Paris'}", "tags": [], "inputs": {"city": "Paris"}, "kwargs": {}},
          {"city": "Paris"}),
@@ -87,10 +88,23 @@ def test_the_mcp_client_tool_span_completes_the_framework_call_it_is_inside(fail
     assert (call.call_id, call.args, call.result, call.failed) == ("c1", {"query": "refund policy"}, text, failed)
 
 
-def test_openllmetry_positional_arguments_fail_the_check_showing_what_was_recorded() -> None:
+def test_openllmetry_positional_arguments_are_not_evaluated_showing_what_was_recorded() -> None:
     tree = spans_of(ol_tool("weather", {"args": ["Paris"], "kwargs": {}}))
+    [call] = calls(tree)
+    assert (call.args, call.args_text) == (NOT_RECORDED, '{"args": ["Paris"], "kwargs": {}}')
     [result] = grade(tree, [ArgumentCorrectness("weather", {"city": "Paris"})])
-    assert result.outcome == "failed" and "argument mismatch: missing key 'city'" in result.reasoning
+    assert result.outcome == "not_evaluated"
+    assert "recorded by test without their names" in result.reasoning, result.reasoning
+    assert '\'{"args": ["Paris"], "kwargs": {}}\'' in result.reasoning and "pass them by keyword" in result.reasoning
+
+
+def test_openllmetry_positional_arguments_take_the_models_requested_ones_by_call_id() -> None:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+            "gen_ai.completion.0.tool_calls.0.id": "call_1", "gen_ai.completion.0.tool_calls.0.name": "weather",
+            "gen_ai.completion.0.tool_calls.0.arguments": '{"city": "Paris"}'}  # fmt: skip
+    tool = ol_tool("weather", {"args": ["Paris"], "kwargs": {}}, {"gen_ai.tool.call.id": "call_1"})
+    [call] = extract(spans_of(Node(SpanSpec("agent", {}), [leaf("openai.chat", chat), tool]))).all_calls
+    assert (call.args, call.args_source, call.executed) == ({"city": "Paris"}, "messages", True)
 
 
 def test_openllmetry_workflow_task_and_propagated_agent_name_are_not_steps() -> None:

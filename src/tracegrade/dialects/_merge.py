@@ -187,14 +187,15 @@ def _match(
 
 
 def _adopt_arguments(call: ToolCall, raw: Any, wrapping: frozenset[str]) -> None:
-    """The model's arguments for an executed call whose span recorded none, recorded a wrapper, or recorded
-    text that is not JSON and not JSON cut short (a framework's rendering of them, e.g. OpenLIT's LangChain
-    tool span writes the Python `str()` of the arguments dict)."""
+    """The model's arguments for an executed call whose span recorded none (or none by name, e.g. a decorator's
+    positional arguments), recorded a wrapper, or recorded text that is not JSON and not JSON cut short (a
+    framework's rendering of them, e.g. OpenLIT's LangChain tool span writes the Python `str()` of the
+    arguments dict)."""
     if raw is None:
         return
     text = call.args_text
     if (
-        (text is None and call.args is NOT_RECORDED)
+        call.args is NOT_RECORDED
         or (call.dialect in wrapping and text != raw and call.args != parse_args(raw))
         or (text is not None and text != raw and call.args is text and not cut_short(text))
     ):

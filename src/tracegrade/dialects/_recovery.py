@@ -86,9 +86,10 @@ def _from_runs(call: ToolCall, by_run: dict[int, dict[str, list[Entry]]]) -> Ent
 def recover_arguments(
     traj: Trajectory, messages: Iterable[Any] | None = None, run_keys: Iterable[str] = ("pydantic_ai.all_messages",)
 ) -> Trajectory:
-    """Set `args` (with `args_source="messages"`) on calls whose span did not record them; `run_keys` are
-    the agent-span attributes that may hold a run's messages (read only when a call lacks arguments)."""
-    missing = [c for c in traj.all_calls if c.args_text is None and c.args is NOT_RECORDED and c.call_id]
+    """Set `args` (with `args_source="messages"`) on calls whose span did not record them (or not by name);
+    `run_keys` are the agent-span attributes that may hold a run's messages (read only when a call lacks
+    arguments)."""
+    missing = [c for c in traj.all_calls if c._args is NOT_RECORDED and c.call_id]
     if not missing:
         return traj
     by_run = _messages_by_run(traj, tuple(dict.fromkeys(run_keys)))

@@ -5,8 +5,9 @@ after the span), `generation` a model request (the OpenAI drop-in `langfuse.open
 `as_type="generation"`), `agent` an agent run named by its span; `span`, `chain`, `retriever`, `embedding`,
 `evaluator`, `guardrail` and `event` observations are not steps. Content is JSON in
 `langfuse.observation.input` / `.output`: a decorated function's input is `{"args": [...], "kwargs": {...}}`,
-whose arguments are the kwargs (with positional args and no kwargs the wrapper is kept: their names are
-unknown, and `dialects.extract` prefers the model's requested arguments); a generation's input is the
+whose arguments are the kwargs (with positional args and no kwargs the arguments are not recorded by name:
+`args` is `NOT_RECORDED`, `args_text` the wrapper, and `dialects.extract` takes the model's requested
+arguments when a generation recorded them); a generation's input is the
 request's messages (with `tools`: `{"tools", "messages"}`), its output the OpenAI assistant message whose
 `tool_calls` are the requested calls. Tokens come from `langfuse.observation.usage_details` (Langfuse's
 `input` / `output` keys or the provider's usage object), cost from `.cost_details` (`total`, in USD). A
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import AgentRun, Cost, ModelRequest, ToolCall, parse_args
+from ..trajectory import NOT_RECORDED, AgentRun, Cost, ModelRequest, ToolCall, parse_args
 from ._common import first_str, to_int
 from ._dispatch import Gate
 from ._messages import Requested
@@ -43,7 +44,7 @@ GATE = Gate(keys=frozenset({TYPE}))
 
 ARGS_MAY_BE_WRAPPED = True
 """A decorated tool called with positional arguments records them unnamed (`{"args": [...], "kwargs": {}}`):
-`dialects.extract` prefers the model's requested arguments."""
+`dialects.extract` takes the model's requested arguments."""
 
 _INPUT_TOKENS = ("input", "prompt_tokens", "input_tokens")
 _OUTPUT_TOKENS = ("output", "completion_tokens", "output_tokens")
@@ -147,12 +148,14 @@ def _content(raw: Any) -> Any:
 
 
 def _arguments(value: Any) -> Any:
-    """The arguments of a decorated function's `{"args", "kwargs"}` input: the kwargs, unless only positional
-    arguments were passed (then the wrapper: their names are not recorded)."""
+    """The arguments of a decorated function's `{"args", "kwargs"}` input: the kwargs, or `NOT_RECORDED` when
+    only positional arguments were passed (their names are not recorded; none is guessed)."""
     if isinstance(value, dict) and value.keys() == {"args", "kwargs"}:
         args, kwargs = value["args"], value["kwargs"]
         if isinstance(kwargs, dict) and (kwargs or not args):
             return kwargs
+        if isinstance(kwargs, dict):
+            return NOT_RECORDED
     return value
 
 

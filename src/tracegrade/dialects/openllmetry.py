@@ -2,8 +2,8 @@
 
 `traceloop.span.kind` (lowercase): `tool` is a tool call, `agent` an agent run, `workflow` / `task` are not
 steps. Decorated tools record `traceloop.entity.input` = `{"args": [...], "kwargs": {...}}`: the arguments
-are the kwargs, except that with positional args and no kwargs the decoded value is kept (their names are
-unknown; none is guessed). LangChain tools record `{"input_str": ..., "inputs": {...}, ...}`: the arguments
+are the kwargs; with positional args and no kwargs they are not recorded by name (`args` is `NOT_RECORDED`,
+`args_text` the wrapper; none is guessed, and the model's requested arguments are taken when recorded). LangChain tools record `{"input_str": ..., "inputs": {...}, ...}`: the arguments
 are `inputs`; the MCP instrumentation's client tool span (`{tool}.tool`) `{"tool_name": ..., "arguments":
 {...}}` and its result `{"result": ..., "is_error": true}`. LLM spans (`openai.chat`, ...) are told by `llm.request.type` (legacy) or
 `gen_ai.operation.name`. `gen_ai.agent.name` is propagated to every span inside an `@agent`, so it never
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import AgentRun, Handoff, ModelRequest, ToolCall, parse_args
+from ..trajectory import NOT_RECORDED, AgentRun, Handoff, ModelRequest, ToolCall, parse_args
 from . import genai
 from ._common import first_int, first_str
 from ._dispatch import Gate
@@ -204,8 +204,8 @@ def _unwrap_input(value: Any) -> Any:
         return value
     if value.keys() == {"args", "kwargs"}:
         args, kwargs = value["args"], value["kwargs"]
-        if isinstance(kwargs, dict) and (kwargs or not args):
-            return kwargs
+        if isinstance(kwargs, dict):
+            return kwargs if kwargs or not args else NOT_RECORDED  # positional only: names not recorded
     elif "input_str" in value and isinstance(value.get("inputs"), dict):
         return value["inputs"]
     elif value.keys() == {"tool_name", "arguments"} and isinstance(value["arguments"], dict):

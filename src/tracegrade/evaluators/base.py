@@ -331,8 +331,17 @@ def not_recorded_reason(call: ToolCall, surface: str | None = None) -> str:
         )
     span = call.span
     scope = span.scope_name if span is not None and span.scope_name else None
-    reason = f"Arguments of tool {call.name!r}{who} were not recorded" + (f" by {scope}" if scope else "")
-    reason += f"; to record them: {content_setting(span, call.dialect)}"
+    by = f" by {scope}" if scope else ""
+    if call.args_text is not None:  # recorded, but without the parameters' names
+        text = call.args_text if len(call.args_text) <= 200 else call.args_text[:200] + "..."
+        reason = (
+            f"Arguments of tool {call.name!r}{who} were recorded{by} without their names ({text!r}: the function was "
+            "called with positional arguments); pass them by keyword, or record the model request that asked for "
+            "the call (its arguments are taken by call id)"
+        )
+    else:
+        reason = f"Arguments of tool {call.name!r}{who} were not recorded{by}"
+        reason += f"; to record them: {content_setting(span, call.dialect)}"
     if surface == "pytest":
         return reason + ("; or return the run's messages from the agent callable (the pydantic-ai run result, or "
                          "AgentReply(..., messages=...)) to recover them by call id")  # fmt: skip
