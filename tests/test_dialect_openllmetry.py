@@ -367,3 +367,13 @@ def test_calls_inside_the_agent_span_are_credited_to_the_agent() -> None:
     tree = spans_of(_agno_agent(_agno_tool("get_order", {"order_id": 1234})))
     (scoped,) = grade(extract(tree), [ToolCorrectness(expected_tools=["get_order"], agent="support")])
     assert scoped.outcome == "passed", scoped.reasoning
+
+
+def test_openllmetry_positional_arguments_are_recovered_from_given_messages() -> None:
+    from tracegrade.dialects import recover_arguments
+
+    tool = ol_tool("weather", {"args": ["Paris"], "kwargs": {}}, {"gen_ai.tool.call.id": "call_1"})
+    traj = extract(spans_of(tool))
+    part = {"type": "tool_call", "id": "call_1", "name": "weather", "arguments": {"city": "Paris"}}
+    [call] = recover_arguments(traj, [{"role": "assistant", "parts": [part]}]).all_calls
+    assert (call.args, call.args_source) == ({"city": "Paris"}, "messages")
