@@ -253,6 +253,23 @@ def test_crewai_calls_in_the_agents_executor_workflow_are_credited_to_the_agent_
         assert "(called: [])" in got[1].reason, run
 
 
+def test_crewai_flow_method_spans_are_no_agent_runs() -> None:
+    # OpenLIT writes 'invoke_agent {method}' for each method of the executor's Flow (generate_plan,
+    # call_llm_native_tools, ...) without gen_ai.agent.name: flow steps, not agents
+    for run in ("crewai--openlit--content-on", "crewai--openlit--content-off--stream"):
+        traj = _run(run)
+        assert [(r.name, r.operation) for r in traj.agent_runs] == [
+            ("crew", "invoke_workflow"), ("support", "invoke_agent"), ("AgentExecutor", "invoke_workflow")
+        ], run
+        steps = [n for n in traj.tree if n.name == "invoke_agent call_llm_native_tools"]
+        assert steps and all(n.scope_name == "openlit.instrumentation.crewai" for n in steps), run
+    # the same span from another OpenLIT instrumentation is still an agent run, named by its span name
+    with _tracer() as (tracer, exporter), tracer.start_as_current_span("invoke_agent planner") as span:
+        span.set_attribute("gen_ai.operation.name", "invoke_agent")
+    [run_] = extract(SpanTree.from_readable_spans(exporter.get_finished_spans())).agent_runs
+    assert run_.name == "planner"
+
+
 def test_a_workflow_run_names_its_calls_unless_an_agent_run_encloses_it() -> None:
     with _tracer() as (tracer, exporter):
         with tracer.start_as_current_span("invoke_workflow graph") as span:

@@ -23,8 +23,9 @@ OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.nam
 `gen_ai.tool.call.id`, `gen_ai.tool.args`, each joined with `", "`; recorded whatever the content setting),
 read when the output messages hold no calls (`requested_calls`), its Pydantic AI spans
 (`OPENLIT_PYDANTIC_AI_SCOPE`: `execute_task {agent}` is the agent's run, the graph step `execute_tool {model}` no
-tool call), and its LangChain tool span's
-`gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`) when the tool raised;
+tool call), its CrewAI Flow methods' `invoke_agent` spans (`OPENLIT_CREWAI_SCOPE`: no agent runs), and its
+LangChain tool span's `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`)
+when the tool raised;
 Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
 a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
@@ -97,6 +98,10 @@ OPENLIT_PYDANTIC_AI_SCOPE = "openlit.instrumentation.pydantic_ai"
 agent graph's tool-calling step (`CallToolsNode`, also run after the final answer), not a tool call; the calls
 are the ones its `chat` spans' summaries request. Its `execute_task {agent}` span (`Agent.run`, enclosing the
 model requests) is the agent's run."""
+OPENLIT_CREWAI_SCOPE = "openlit.instrumentation.crewai"
+"""OpenLIT's CrewAI instrumentation: it writes an `invoke_agent {method}` span for each method of a CrewAI Flow
+(the agent executor's `generate_plan`, `call_llm_native_tools`, ...), without `gen_ai.agent.name`: a flow step,
+no agent run. Its agent spans carry `gen_ai.agent.name`."""
 LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
 """Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
 (opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
@@ -171,10 +176,12 @@ def agent_run(node: SpanNode) -> AgentRun | None:
 
 def _agent_run(node: SpanNode, op: str) -> AgentRun | None:
     """`agent_run` of a span whose operation is `op`, one of `RUN_OPERATIONS`; none for a span Traceloop
-    marks as a workflow or task (`NOT_RUNS`)."""
+    marks as a workflow or task (`NOT_RUNS`) or a CrewAI Flow method's span (`OPENLIT_CREWAI_SCOPE`)."""
     attrs = node.attributes
     if attrs.get(TRACELOOP_KIND) in NOT_RUNS:
         return None
+    if op == "invoke_agent" and "gen_ai.agent.name" not in attrs and node.scope_name == OPENLIT_CREWAI_SCOPE:
+        return None  # a CrewAI Flow method
     return AgentRun(
         name=first_str(attrs, "gen_ai.agent.name", "gen_ai.workflow.name")
         or (_name_suffix(node) if node.name.partition(" ")[0] in RUN_OPERATIONS else None),
