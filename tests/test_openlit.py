@@ -462,3 +462,49 @@ def test_openlit_pydantic_ai_execute_task_span_is_the_agents_run_and_names_its_c
     assert {c.agent for c in traj.all_calls} | {r.agent for r in traj.model_requests} == {"support"}
     streamed = _run("pydantic-ai--openlit--content-on--stream")
     assert {c.agent for c in streamed.all_calls} | {r.agent for r in streamed.model_requests} == {None}
+
+
+def test_openlit_agno_tool_spans_are_the_calls_and_mark_the_failed_attempt_content_on_or_off() -> None:
+    # OpenLIT's Agno 'execute_tool <tool>' spans carry the model's call id, so each merges with the chat summary's
+    # requested call: one executed call each, never two. Content off, the summary gives the arguments; the
+    # failed attempt is the span's error status ('Tool execution failed'), content on or off, streamed or not.
+    for run in ("agno--openlit--content-on", "agno--openlit--content-off", "agno--openlit--content-off--stream"):
+        traj = _run(run)
+        assert [(c.name, c.args, c.call_id, c.state) for c in traj.all_calls] == [
+            (n, a, i, "failed" if i == "call_s1" else "executed") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        assert {c.args_source for c in traj.all_calls} == ({"span"} if "content-on" in run else {"messages"}), run
+        assert traj.all_calls[2].error == "Tool execution failed", run
+        got = grade(traj, [ToolCorrectness(expected_tools=["get_weather", "get_order", "search_kb"]),
+                           MaxModelRequests(max_requests=4), MaxModelRequests(max_requests=3)])  # fmt: skip
+        assert [r.outcome for r in got] == ["passed", "passed", "failed"], run
+
+
+def test_openlit_agno_invoke_agent_span_names_its_calls_unless_the_streamed_run_ended_it_at_once() -> None:
+    # Agent.run(stream=True) returns a generator: OpenLIT's invoke_agent span ends before it is iterated, and every
+    # chat and execute_tool span is a trace of its own, so nothing credits them to the agent.
+    traj = _run("agno--openlit--content-on")
+    assert [(r.name, r.input_tokens, r.output_tokens) for r in traj.agent_runs] == [("support", 715, 136)]
+    assert {c.agent for c in traj.all_calls} | {r.agent for r in traj.model_requests} == {"support"}
+    streamed = _run("agno--openlit--content-on--stream")
+    assert [r.name for r in streamed.agent_runs] == ["support"]
+    assert {c.agent for c in streamed.all_calls} | {r.agent for r in streamed.model_requests} == {None}
+    got = grade(streamed, [ToolCorrectness(expected_tools=["get_order"], agent="support")])
+    assert [r.outcome for r in got] == ["not_evaluated"], got[0].reasoning
+
+
+def test_openlit_llamaindex_agent_records_only_chat_spans_whose_requested_calls_are_the_trajectory() -> None:
+    # OpenLIT's LlamaIndex instrumentation wraps nothing on the FunctionAgent path (and the base LLM methods that
+    # llama-index-llms-openai's OpenAI overrides): no agent run, no tool span. The calls are the chat spans'
+    # requested calls; their results come from the next request's tool messages (content on only), where the failed
+    # search_kb is the plain text LlamaIndex handed back to the model, not a failure.
+    for run in ("llamaindex--openlit--content-on", "llamaindex--openlit--content-off--stream"):
+        traj = _run(run)
+        assert traj.agent_runs == [] and len(traj.model_requests) == 4, run
+        assert [(c.name, c.args, c.call_id, c.state) for c in traj.all_calls] == [
+            (n, a, i, "requested") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+    on, off = _run("llamaindex--openlit--content-on"), _run("llamaindex--openlit--content-off--stream")
+    assert [c.result for c in on.all_calls] == ["sunny, 21C", "order 1234: shipped", "knowledge base unavailable",
+                                                "Refunds take 5 days."]  # fmt: skip
+    assert [c.result for c in off.all_calls] == [None] * 4
