@@ -6,7 +6,9 @@ OpenLIT writes its own vintage beside the conventions: a summary of a response's
 a plain `gen_ai.usage.cost` (USD), LangChain tool spans whose arguments are the Python `str()` of the input dict
 and whose call id stays LangChain's run id when the tool raised, nameless `invoke_agent` spans for the OpenAI
 Agents SDK's task and turn spans, CrewAI's agent executor as an `invoke_workflow` span inside the agent's run,
-and Pydantic AI's graph steps as `execute_tool {model}` spans that are no tool calls.
+Pydantic AI's graph steps as `execute_tool {model}` spans that are no tool calls, smolagents tool spans whose call id
+is a UUID of OpenLIT's making (and, for a tool that raised, only `error.type`), and, its Strands processor failing to
+load in openlit 1.45, its openai span inside each of Strands' own chat spans.
 """
 
 from __future__ import annotations
@@ -508,3 +510,69 @@ def test_openlit_llamaindex_agent_records_only_chat_spans_whose_requested_calls_
     assert [c.result for c in on.all_calls] == ["sunny, 21C", "order 1234: shipped", "knowledge base unavailable",
                                                 "Refunds take 5 days."]  # fmt: skip
     assert [c.result for c in off.all_calls] == [None] * 4
+
+
+# smolagents: the non-streaming retry of search_kb repeats call id call_s1 (smolagents leaves the failed step's
+# model turn out of the next request); the final answer is the final_answer tool
+SMOL_SEQUENCE = [*SEQUENCE, "final_answer"]
+SMOL_ARGS = [*ARGS, {"answer": "Order 1234 has shipped. It is sunny in Paris. Refunds take 5 days."}]
+
+
+def test_openlit_smolagents_tool_spans_made_up_call_ids_give_way_to_the_models_by_name_and_order() -> None:
+    # OpenLIT's smolagents tool spans carry a UUID of its own as gen_ai.tool.call.id; the model's ids are in the chat
+    # spans' summaries. Each executed call is matched to the model's request by name and order: one call per
+    # execution, the model's id and arguments (with content off, the summary's), the failed attempt included.
+    for run, retry_id in (("smolagents--openlit--content-on", "call_s1"), ("smolagents--openlit--content-off", "call_s1"),
+                          ("smolagents--openlit--content-on--stream", "call_s2"),
+                          ("smolagents--openlit--content-off--stream", "call_s2")):  # fmt: skip
+        traj = _run(run)
+        calls = traj.all_calls
+        assert [(c.name, c.args, c.call_id, c.status, c.executed) for c in calls] == [
+            (n, a, i, s, True)
+            for n, a, i, s in zip(
+                SMOL_SEQUENCE, SMOL_ARGS, ["call_w1", "call_o1", "call_s1", retry_id, "call_f1"],
+                ["ok", "ok", "error", "ok", "ok"], strict=True,
+            )
+        ], run  # fmt: skip
+        assert all(c.span is not None and c.span.name == f"execute_tool {c.name}" for c in calls), run
+        made_up = [c.span.attributes.get("gen_ai.tool.call.id") for c in calls if c.span is not None]
+        assert all(isinstance(i, str) and i.count("-") == 4 for i in made_up[:2] + made_up[3:]), run
+        assert {c.args_source for c in calls} == ({"messages"} if "content-off" in run else {"span", "messages"}), run
+        got = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234}), MaxModelRequests(max_requests=3)])
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_a_failed_openlit_smolagents_tool_span_holding_only_error_type_is_a_failed_call_of_the_named_tool() -> None:
+    # OpenLIT's smolagents wrapper sets the span's attributes only when the tool returns: a tool that raised leaves
+    # 'execute_tool search_kb' with error.type, status ERROR and an exception event
+    failed = _run("smolagents--openlit--content-off").all_calls[2]
+    assert failed.span is not None and set(failed.span.attributes) == {"error.type"}
+    assert (failed.name, failed.status) == ("search_kb", "error")
+    assert failed.error is not None and "knowledge base unavailable" in failed.error
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("openlit.instrumentation.smolagents")
+    with tracer.start_as_current_span("execute_tool search_kb") as span:
+        span.set_attribute("error.type", "AgentToolExecutionError")
+        span.set_status(Status(StatusCode.ERROR, "knowledge base unavailable"))
+    with tracer.start_as_current_span("execute_tool search_kb"):
+        pass  # neither a tool name nor an error: a span named so is not enough
+    provider.shutdown()
+    traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
+    assert [(c.name, c.status, c.error) for c in traj.all_calls] == [
+        ("search_kb", "error", "knowledge base unavailable")
+    ]
+
+
+def test_strands_native_chat_span_with_openlits_openai_chat_span_inside_is_one_request() -> None:
+    # openlit 1.45's Strands processor does not load, so OpenLIT's openai span records each request again inside
+    # Strands' own chat span; content off, the calls' arguments come from the inner span's summary
+    for run in ("strands--openlit--content-on--stream", "strands--openlit--content-off--stream"):
+        traj = _run(run)
+        assert [(r.model, r.span.scope_name if r.span else None) for r in traj.model_requests] == [
+            ("gpt-4o", "strands.telemetry.tracer")
+        ] * 4, run
+        assert all(isinstance(r.cost, Cost) for r in traj.model_requests), run  # OpenLIT's, from the inner span
+        assert [(c.name, c.args, c.call_id) for c in traj.all_calls] == list(zip(SEQUENCE, ARGS, IDS, strict=True))
+        assert [c.status for c in traj.all_calls] == ["ok", "ok", "error", "ok"], run

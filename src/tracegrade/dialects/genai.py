@@ -23,9 +23,11 @@ OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.nam
 `gen_ai.tool.call.id`, `gen_ai.tool.args`, each joined with `", "`; recorded whatever the content setting),
 read when the output messages hold no calls (`requested_calls`), its Pydantic AI spans
 (`OPENLIT_PYDANTIC_AI_SCOPE`: `execute_task {agent}` is the agent's run, the graph step `execute_tool {model}` no
-tool call), its CrewAI Flow methods' `invoke_agent` spans (`OPENLIT_CREWAI_SCOPE`: no agent runs), and its
+tool call), its CrewAI Flow methods' `invoke_agent` spans (`OPENLIT_CREWAI_SCOPE`: no agent runs), its
 LangChain tool span's `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`)
-when the tool raised;
+when the tool raised, and its smolagents tool span's, a UUID of its own making (`OPENLIT_SMOLAGENTS_SCOPE`); a tool
+that raised under OpenLIT's smolagents instrumentation leaves a span with its name and `error.type` only (read by
+its name);
 Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
 a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
@@ -89,6 +91,12 @@ OPENLIT_COST = "gen_ai.usage.cost"
 OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
 """OpenLIT's LangChain callback: a tool span's `gen_ai.tool.call.id` is LangChain's run id until the tool returns
 a message naming the model's call id (so it stays the run id when the tool raised)."""
+OPENLIT_SMOLAGENTS_SCOPE = "openlit.instrumentation.smolagents"
+"""OpenLIT's smolagents instrumentation: its tool span's `gen_ai.tool.call.id` is a UUID it makes up (smolagents'
+`execute_tool_call` is given the tool's name and arguments, not the model's call id), so the call is matched to the
+model's request by name and order; the span of a tool that raised holds `error.type` and no `gen_ai.*` attribute."""
+RUN_ID_SCOPES = frozenset({OPENLIT_LANGCHAIN_SCOPE, OPENLIT_SMOLAGENTS_SCOPE})
+"""Scopes whose tool spans' UUID `gen_ai.tool.call.id` is the instrumentation's own id, not the model's call id."""
 OPENLIT_AG2_MESSAGE = "gen_ai.agent.message_type"
 """OpenLIT's AG2 instrumentation: an agent's `send` / `receive` / `generate_reply` span (`execute_task {agent}`),
 written with operation `chat` and request model `unknown`, is that agent's turn (the model's own chat span, if
@@ -149,8 +157,8 @@ def operation(node: SpanNode) -> str | None:
             return None
         return "invoke_agent" if _openlit_agent_turn(node, op) else op
     head = node.name.partition(" ")[0]
-    if head == "execute_tool":
-        return head if "gen_ai.tool.name" in attrs else None
+    if head == "execute_tool":  # (a failed OpenLIT smolagents tool span: its name and `error.type` only)
+        return head if "gen_ai.tool.name" in attrs or "error.type" in attrs else None
     if head in RUN_OPERATIONS:
         return head
     if (head in MODEL_OPERATIONS or head == "call_llm") and (
@@ -263,9 +271,9 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
 
 
 def _run_id(call_id: Any, node: SpanNode) -> bool:
-    """`call_id` is the framework's run id, not the model's call id (OpenLIT's LangChain tool span of a call
-    that raised)."""
-    if node.scope_name != OPENLIT_LANGCHAIN_SCOPE:
+    """`call_id` is the instrumentation's or framework's own id, not the model's call id (OpenLIT's LangChain tool
+    span of a call that raised, OpenLIT's smolagents tool spans)."""
+    if node.scope_name not in RUN_ID_SCOPES:
         return False
     try:
         uuid.UUID(str(call_id))
