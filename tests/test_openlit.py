@@ -576,3 +576,16 @@ def test_strands_native_chat_span_with_openlits_openai_chat_span_inside_is_one_r
         assert all(isinstance(r.cost, Cost) for r in traj.model_requests), run  # OpenLIT's, from the inner span
         assert [(c.name, c.args, c.call_id) for c in traj.all_calls] == list(zip(SEQUENCE, ARGS, IDS, strict=True))
         assert [c.status for c in traj.all_calls] == ["ok", "ok", "error", "ok"], run
+
+
+def test_openlit_smolagents_step_spans_are_no_agent_runs() -> None:
+    # 'invoke_agent support step_N' (gen_ai.smolagents.step_number) holds one step's model request and calls: a step
+    # of the agent's run, not a run of its own
+    for run in ("smolagents--openlit--content-on", "smolagents--openlit--content-off--stream"):
+        traj = _run(run)
+        [agent] = traj.agent_runs
+        assert (agent.name, agent.operation, agent.parent) == ("support", "invoke_agent", None), run
+        steps = [n for n in traj.tree if "gen_ai.smolagents.step_number" in n.attributes]
+        assert len(steps) >= 4 and all(n.name.startswith("invoke_agent support step_") for n in steps), run
+        assert all(c.run is agent and c.agent == "support" for c in traj.all_calls), run
+        assert all(r.run is agent for r in traj.model_requests), run

@@ -27,7 +27,7 @@ tool call), its CrewAI Flow methods' `invoke_agent` spans (`OPENLIT_CREWAI_SCOPE
 LangChain tool span's `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`)
 when the tool raised, and its smolagents tool span's, a UUID of its own making (`OPENLIT_SMOLAGENTS_SCOPE`); a tool
 that raised under OpenLIT's smolagents instrumentation leaves a span with its name and `error.type` only (read by
-its name);
+its name), and its smolagents step spans are no agent runs (`OPENLIT_SMOLAGENTS_STEP`);
 Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
 a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
@@ -95,6 +95,9 @@ OPENLIT_SMOLAGENTS_SCOPE = "openlit.instrumentation.smolagents"
 """OpenLIT's smolagents instrumentation: its tool span's `gen_ai.tool.call.id` is a UUID it makes up (smolagents'
 `execute_tool_call` is given the tool's name and arguments, not the model's call id), so the call is matched to the
 model's request by name and order; the span of a tool that raised holds `error.type` and no `gen_ai.*` attribute."""
+OPENLIT_SMOLAGENTS_STEP = "gen_ai.smolagents.step_number"
+"""On OpenLIT's `invoke_agent {agent} step_{n}` span: one step of the agent's run (its model request and the calls it
+made), no agent run of its own."""
 RUN_ID_SCOPES = frozenset({OPENLIT_LANGCHAIN_SCOPE, OPENLIT_SMOLAGENTS_SCOPE})
 """Scopes whose tool spans' UUID `gen_ai.tool.call.id` is the instrumentation's own id, not the model's call id."""
 OPENLIT_AG2_MESSAGE = "gen_ai.agent.message_type"
@@ -184,12 +187,15 @@ def agent_run(node: SpanNode) -> AgentRun | None:
 
 def _agent_run(node: SpanNode, op: str) -> AgentRun | None:
     """`agent_run` of a span whose operation is `op`, one of `RUN_OPERATIONS`; none for a span Traceloop
-    marks as a workflow or task (`NOT_RUNS`) or a CrewAI Flow method's span (`OPENLIT_CREWAI_SCOPE`)."""
+    marks as a workflow or task (`NOT_RUNS`), a smolagents step (`OPENLIT_SMOLAGENTS_STEP`) or a CrewAI Flow
+    method's span (`OPENLIT_CREWAI_SCOPE`)."""
     attrs = node.attributes
     if attrs.get(TRACELOOP_KIND) in NOT_RUNS:
         return None
-    if op == "invoke_agent" and "gen_ai.agent.name" not in attrs and node.scope_name == OPENLIT_CREWAI_SCOPE:
-        return None  # a CrewAI Flow method
+    if op == "invoke_agent" and (
+        OPENLIT_SMOLAGENTS_STEP in attrs or ("gen_ai.agent.name" not in attrs and node.scope_name == OPENLIT_CREWAI_SCOPE)
+    ):
+        return None  # a step of the agent's run (smolagents), a CrewAI Flow method
     return AgentRun(
         name=first_str(attrs, "gen_ai.agent.name", "gen_ai.workflow.name")
         or (_name_suffix(node) if node.name.partition(" ")[0] in RUN_OPERATIONS else None),
