@@ -1,6 +1,7 @@
 """The Langfuse dialect (`dialects/langfuse.py`): observations typed by `langfuse.observation.type`, read from
-the runs recorded with the Langfuse SDK (fixtures/frameworks/openai--langfuse--*) and from SDK spans of the
-same shape; content masked or not captured is not_evaluated with Langfuse's own switches named."""
+the runs recorded with the Langfuse SDK (fixtures/frameworks/openai--langfuse--*, langgraph--langfuse--*) and
+from SDK spans of the same shape; content masked or not captured is not_evaluated with Langfuse's own switches
+named."""
 
 from __future__ import annotations
 
@@ -185,3 +186,81 @@ def test_positional_arguments_without_a_recorded_request_are_not_evaluated() -> 
     [result] = grade(tree, [ArgumentCorrectness("get_weather", {"city": "Paris"})])
     assert result.outcome == "not_evaluated"
     assert "recorded by test without their names ('{\"args\": [\"Paris\"]" in result.reasoning, result.reasoning
+
+
+# --- Langfuse's LangChain integration (`langfuse.langchain.CallbackHandler`) on a LangGraph agent:
+# fixtures/frameworks/langgraph--langfuse--*
+
+LANGGRAPH = {"langfuse.trace.metadata.ls_integration": '"langgraph"'}  # on every span of a LangGraph trace
+
+
+def langchain_generation(output: dict[str, Any], messages: list[dict[str, Any]] | None = None) -> Node:
+    """A ChatOpenAI generation as the handler records it: LangChain's assistant message as output."""
+    attrs = {**LANGGRAPH, "langfuse.observation.output": json.dumps(output)}
+    if messages is not None:
+        attrs["langfuse.observation.input"] = json.dumps(messages)
+    return observation("ChatOpenAI", "generation", attrs)
+
+
+@pytest.mark.parametrize("run", ["langgraph--langfuse--content-on", "langgraph--langfuse--content-on--stream"])
+def test_callback_handler_tools_read_arguments_call_ids_and_tool_message_results(run: str) -> None:
+    traj = recorded(run)
+    got = [(c.name, c.args, c.args_source, c.call_id, c.status, c.agent, c.result) for c in traj.all_calls]
+    assert got == [
+        ("get_weather", {"city": "Paris"}, "span", "call_w1", "ok", "support", "sunny, 21C"),
+        ("get_order", {"order_id": 1234}, "span", "call_o1", "ok", "support", "order 1234: shipped"),
+        ("search_kb", {"query": "refund policy"}, "span", "call_s1", "error", "support", None),
+        ("search_kb", {"query": "refund policy"}, "span", "call_s2", "ok", "support", "Refunds take 5 days."),
+    ]  # results are the ToolMessages' content; call ids from the tool_call_id metadata
+    assert traj.all_calls[2].error == "knowledge base unavailable"
+    assert [(r.model, r.input_tokens, r.output_tokens, r.agent) for r in traj.model_requests] == [
+        ("gpt-4o", 49, 57, "support"), ("gpt-4o", 161, 31, "support"),
+        ("gpt-4o", 245, 31, "support"), ("gpt-4o", 314, 17, "support"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("run", ["langgraph--langfuse--content-on", "langgraph--langfuse--content-off"])
+def test_the_langgraph_graph_is_the_one_agent_run_not_its_agent_typed_node(run: str) -> None:
+    traj = recorded(run)
+    final = "Order 1234 has shipped. It is sunny in Paris. Refunds take 5 days."
+    assert [(r.name, r.final_output) for r in traj.agent_runs] == [("support", final if run.endswith("on") else None)]
+
+
+@pytest.mark.parametrize("run", ["langgraph--langfuse--content-off", "langgraph--langfuse--content-off--stream"])
+def test_masked_callback_handler_run_keeps_names_tokens_and_the_failure(run: str) -> None:
+    traj = recorded(run)
+    got = [(c.name, c.call_id, c.status, c.agent) for c in traj.all_calls]
+    assert got == [("get_weather", None, "ok", "support"), ("get_order", None, "ok", "support"),
+                   ("search_kb", None, "error", "support"), ("search_kb", None, "ok", "support")]  # fmt: skip
+    assert all(c.args is NOT_RECORDED and c.result is None for c in traj.all_calls)
+    assert [r.input_tokens for r in traj.model_requests] == [49, 161, 245, 314]
+    [result] = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert result.outcome == "not_evaluated"
+    assert "mask=" in result.reasoning and "LangChain integrations" in result.reasoning, result.reasoning
+
+
+def test_langchain_generations_alone_give_the_requested_calls_and_their_results() -> None:
+    first = {"role": "assistant", "content": "", "tool_calls": [
+        {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_w1", "type": "tool_call"}]}  # fmt: skip
+    tool_definition = {"role": "tool", "content": {"type": "function", "function": {"name": "get_weather"}}}
+    second_input = [{"role": "user", "content": "weather?"}, first,
+                    {"role": "tool", "content": "sunny, 21C", "tool_call_id": "call_w1", "name": "get_weather"},
+                    tool_definition]  # fmt: skip
+    answer = langchain_generation({"role": "assistant", "content": "Sunny."}, second_input)
+    tree = spans_of(observation("support", "chain", LANGGRAPH, langchain_generation(first), answer))
+    [call] = extract(tree).all_calls
+    got = (call.name, call.args, call.args_source, call.call_id, call.result, call.agent)
+    assert got == ("get_weather", {"city": "Paris"}, "messages", "call_w1", "sunny, 21C", "support")
+
+
+def test_only_the_outermost_span_of_a_langgraph_trace_is_a_run() -> None:
+    node = observation("agent", "agent", LANGGRAPH)  # the prebuilt agent's node, typed agent by its name
+    subgraph = observation("researcher", "chain", LANGGRAPH, node)  # a graph inside a node of the outer graph
+    graph = observation("LangGraph", "chain", LANGGRAPH, subgraph)
+    assert [r.name for r in extract(spans_of(graph)).agent_runs] == ["LangGraph"]
+    # a graph called inside an @observe(as_type="agent") function is a run inside that run
+    outer = extract(spans_of(observation("support", "agent", {}, graph))).agent_runs
+    nesting = [(r.name, r.parent.name if r.parent else None) for r in outer]
+    assert nesting == [("support", None), ("LangGraph", "support")]
+    # a chain outside LangGraph is no run
+    assert extract(spans_of(observation("RunnableSequence", "chain"))).agent_runs == []

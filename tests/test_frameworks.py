@@ -278,7 +278,7 @@ _FRAMEWORK_PACKAGE = {
 }  # fmt: skip
 _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
           "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire",
-          "langfuse": "Langfuse (OpenAI drop-in, @observe)",
+          "langfuse": "Langfuse Python SDK (OpenAI drop-in + @observe, or LangChain CallbackHandler)",
           "openlit": "OpenLIT",
           "mcp-native": "its own, with MCP tools: the MCP SDK's and FastMCP's own spans",
           "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",

@@ -51,9 +51,9 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
      "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false (OpenLIT)"),
     ("logfire", "logfire's content scrubbing / capture settings"),
     ("ai", "experimental_telemetry: { recordInputs: true, recordOutputs: true } (Vercel AI SDK)"),
-    ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI integration "
-     "records them unless masked), and LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true or @observe(capture_input="
-     "True, capture_output=True) for decorated functions (Langfuse SDK)"),
+    ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI and "
+     "LangChain integrations record them unless masked), and LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true or "
+     "@observe(capture_input=True, capture_output=True) for decorated functions (Langfuse SDK)"),
     ("haystack", "HAYSTACK_CONTENT_TRACING_ENABLED=true where haystack is first imported (Haystack's tracing "
      "content tags)"),
     ("langsmith", "LANGSMITH_HIDE_INPUTS and LANGSMITH_HIDE_OUTPUTS unset or false (the LangSmith client's "

@@ -13,6 +13,15 @@ request's messages (with `tools`: `{"tools", "messages"}`), its output the OpenA
 `input` / `output` keys or the provider's usage object), cost from `.cost_details` (`total`, in USD). A
 failed observation has status ERROR, or level `ERROR` with its `status_message`. A `mask=` function on the
 client replaces content with whatever it returns; `[REDACTED]` and the other known markers mean not recorded.
+
+Langfuse's LangChain integration (`langfuse.langchain.CallbackHandler`) makes one observation per LangChain
+run: a tool's input is its arguments, its output the serialized `ToolMessage` (whose `content` is the result),
+its call id the `langfuse.observation.metadata.tool_call_id` metadata (JSON text, like every metadata value);
+a generation's output is LangChain's assistant message, whose `tool_calls` are `{name, args, id}`. In a
+LangGraph trace (`langfuse.trace.metadata.ls_integration` = `"langgraph"`, on every span of the trace, even
+with metadata masked) the graph's run is the outermost span of the trace, an agent run named by its span;
+the graph's nodes are no runs, although Langfuse types a node whose name contains "agent" (the prebuilt
+agent's `agent` node) as `agent`.
 """
 
 from __future__ import annotations
@@ -40,6 +49,9 @@ INPUT, OUTPUT = "langfuse.observation.input", "langfuse.observation.output"
 MODEL = "langfuse.observation.model.name"
 USAGE, COST = "langfuse.observation.usage_details", "langfuse.observation.cost_details"
 LEVEL, STATUS_MESSAGE = "langfuse.observation.level", "langfuse.observation.status_message"
+TOOL_CALL_ID = "langfuse.observation.metadata.tool_call_id"
+INTEGRATION = "langfuse.trace.metadata.ls_integration"
+LANGGRAPH = '"langgraph"'  # metadata values are JSON text
 GATE = Gate(keys=frozenset({TYPE}))
 
 ARGS_MAY_BE_WRAPPED = True
@@ -65,14 +77,24 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
         return tool_call(node) or True
     if kind == "generation":
         return model_request(node) or True
-    if kind == "agent":
+    if kind == "agent" or kind == "chain":
         return agent_run(node) or True
     return True
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:
+    """An `agent` observation outside LangGraph; the outermost `agent` or `chain` observation of a LangGraph
+    trace (the graph's run)."""
     attrs = node.attributes
-    if attrs.get(TYPE) != "agent":
+    kind = attrs.get(TYPE)
+    if kind != "agent" and kind != "chain":
+        return None
+    if attrs.get(INTEGRATION) == LANGGRAPH:
+        parent = node.parent
+        if parent is not None and parent.attributes.get(INTEGRATION) == LANGGRAPH:
+            return None  # a node of the graph, or a graph inside one of its nodes
+        return AgentRun(name=node.name, final_output=_graph_output(attrs.get(OUTPUT)), span=node, dialect=name)
+    if kind != "agent":
         return None
     return AgentRun(name=node.name, final_output=_content(attrs.get(OUTPUT)), span=node, dialect=name)
 
@@ -85,8 +107,15 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     call = new_tool_call(node.name, raw, node, name)
     if call.args_text is not None:
         call._args = _arguments(call.args)
-    if (result := _content(attrs.get(OUTPUT))) is not None:
+    result = _content(attrs.get(OUTPUT))
+    if _is_tool_message(result):  # LangChain: the ToolMessage the tool returned
+        call.result = result.get("content")
+        if isinstance(call_id := result.get("tool_call_id"), str) and call_id:
+            call.call_id = call_id
+    elif result is not None:
         call.result = result
+    if call.call_id is None and isinstance(call_id := _content(attrs.get(TOOL_CALL_ID)), str) and call_id:
+        call.call_id = call_id
     set_failure(call, node)
     if call.status != "error" and attrs.get(LEVEL) == "ERROR":
         call.status = "error"
@@ -114,15 +143,19 @@ def model_request(node: SpanNode) -> ModelRequest | None:
 
 def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     """The calls in a generation's output: the OpenAI assistant message's `tool_calls` (or legacy
-    `function_call`), one message or a list of them; Responses API `function_call` items."""
+    `function_call`), one message or a list of them; Responses API `function_call` items; LangChain's
+    assistant message's `tool_calls` (`name`, `args`, `id`)."""
     out = []
     for item in _items(attrs.get(OUTPUT)):
         if item.get("type") == "function_call":  # Responses API
             out.append(Requested.of(item.get("name"), item.get("arguments"), item.get("call_id")))
         for tc in item.get("tool_calls") or ():  # chat completions
-            fn = tc.get("function") if isinstance(tc, dict) else None
-            if isinstance(fn, dict):
+            if not isinstance(tc, dict):
+                continue
+            if isinstance(fn := tc.get("function"), dict):
                 out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
+            elif "args" in tc:  # LangChain ToolCall
+                out.append(Requested.of(tc.get("name"), tc["args"], tc.get("id")))
         if isinstance(fn := item.get("function_call"), dict):
             out.append(Requested.of(fn.get("name"), fn.get("arguments"), None))
     return out
@@ -145,6 +178,20 @@ def _content(raw: Any) -> Any:
     if raw is None or (isinstance(raw, str) and raw in REDACTED):
         return None
     return parse_args(raw) if isinstance(raw, str) else raw
+
+
+def _is_tool_message(value: Any) -> bool:
+    """A serialized LangChain `ToolMessage`."""
+    return isinstance(value, dict) and value.get("type") == "tool" and "content" in value and "tool_call_id" in value
+
+
+def _graph_output(raw: Any) -> Any:
+    """A LangGraph graph's final output: the content of the last message of its `messages` state."""
+    value = _content(raw)
+    if isinstance(value, dict) and isinstance(messages := value.get("messages"), list) and messages:
+        last = messages[-1]
+        return last.get("content") if isinstance(last, dict) else None
+    return None
 
 
 def _arguments(value: Any) -> Any:
