@@ -283,6 +283,7 @@ _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetr
           "mcp-native": "its own, with MCP tools: the MCP SDK's and FastMCP's own spans",
           "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",
           "mcp-logfire": "its own, with MCP tools: Logfire MCP",
+          "mcp-openlit": "OpenLIT, with MCP tools: OpenLIT MCP",
           "langsmith": "LangSmith SDK's OpenTelemetry export"}  # fmt: skip
 
 
