@@ -183,6 +183,11 @@ _VALUES: dict[str, list[Any]] = {
     "gen_ai.transfer.target.name": ["b"],
     "ai.operationId": ["ai.toolCall", "ai.generateText", "ai.generateText.doGenerate", "ai.embed"],
     "mcp.method.name": ["tools/call", "tools/list"],
+    "mcp.method": ["call_tool", "list_tools", "send_request"],  # OpenLIT's MCP spans
+    "mcp.tool.name": ["search", ""],
+    "mcp.tool.arguments": ['{"q": "x"}'],
+    "mcp.response.payload": ['{"isError": true, "structuredContent": null}', '{"type": "mcp_coroutine"}',
+                             '{"isError": false, "structuredContent": {"result": "ok"}, "meta": {"fastmcp": {"wrap_result": true}}}'],
     "rpc.method": ["tools/call"],
     "gen_ai.tool.name": ["search"],
     "gen_ai.request.model": ["gpt-4o"],

@@ -27,7 +27,7 @@ from opentelemetry.trace import Status, StatusCode
 from tracegrade import grade
 from tracegrade.dialects import content_setting, extract
 from tracegrade.dialects._messages import summary_requests
-from tracegrade.evaluators import ArgumentCorrectness, MaxCost, MaxModelRequests, ToolCorrectness
+from tracegrade.evaluators import ArgumentCorrectness, MaxCost, MaxModelRequests, MaxToolCalls, ToolCorrectness
 from tracegrade.ingest import read_logs, read_spans
 from tracegrade.trajectory import NOT_RECORDED, Cost, Trajectory
 from tracegrade.tree import SpanTree
@@ -589,3 +589,80 @@ def test_openlit_smolagents_step_spans_are_no_agent_runs() -> None:
         assert len(steps) >= 4 and all(n.name.startswith("invoke_agent support step_") for n in steps), run
         assert all(c.run is agent and c.agent == "support" for c in traj.all_calls), run
         assert all(r.run is agent for r in traj.model_requests), run
+
+
+LITELLM = [f"litellm--openlit--content-{c}{s}" for c in ("on", "off") for s in ("", "--stream")]
+
+
+def test_litellm_chat_spans_requested_calls_are_the_trajectory_and_the_caught_failure_is_no_failure() -> None:
+    # OpenLIT's litellm instrumentation writes one 'chat openai/gpt-4o' span per request (its openai one records
+    # nothing: LiteLLM posts through the client's low-level post()); no tool spans, so the summary's calls (content
+    # on or off) are the trajectory. The loop hands search_kb's exception to the model as a tool message: a result.
+    results = ["sunny, 21C", "order 1234: shipped", "Error: knowledge base unavailable", "Refunds take 5 days."]
+    for run in LITELLM:
+        traj = _run(run)
+        assert [(r.model, r.response_model, r.provider) for r in traj.model_requests] == [
+            ("openai/gpt-4o", "gpt-4o", "litellm")] * 4, run  # fmt: skip
+        assert all(r.cost is not None and r.cost.amount > 0 for r in traj.model_requests), run
+        assert traj.agent_runs == [], run
+        assert [(c.name, c.args, c.call_id, c.state) for c in traj.all_calls] == [
+            (n, a, i, "requested") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        assert [c.result for c in traj.all_calls] == (results if "content-on" in run else [None] * 4), run
+        got = grade(traj, [ToolCorrectness(expected_tools=SEQUENCE), MaxModelRequests(max_requests=4),
+                           ArgumentCorrectness("get_order", {"order_id": 9999})])  # fmt: skip
+        assert [r.outcome for r in got] == ["passed", "passed", "failed"], run
+
+
+MCP_RUNS = ["pydantic-ai--mcp-openlit--content-on", "pydantic-ai--mcp-openlit--content-off",
+            "pydantic-ai--mcp-openlit--content-on--stream", "pydantic-ai--mcp-openlit--content-off--stream",
+            "pydantic-ai--mcp-openlit--content-on--sdk-server", "pydantic-ai--mcp-openlit--content-off--sdk-server"]  # fmt: skip
+
+
+def test_openlit_mcp_client_spans_and_fastmcps_client_and_server_spans_of_one_call_are_one_call() -> None:
+    # Each call: FastMCP's client span 'tools/call <tool>' > OpenLIT's 'mcp tools/call' (async wrapper) > its sync
+    # wrapper's 'mcp tools/call' + 'mcp transport/request', and the server's spans (FastMCP's in the agent's trace;
+    # the MCP SDK's FastMCP in variant sdk-server, whose OpenLIT spans sit in the server's own trace without a tool
+    # name). Plus the chat summary's requested call: one executed call each. OpenLIT's client span gives the
+    # arguments and result with content on; with content off the summary gives the arguments.
+    for run in MCP_RUNS:
+        traj = _run(run)
+        assert [(c.name, c.args, c.call_id, c.state, c.dialect) for c in traj.all_calls] == [
+            (n, a, i, "failed" if i == "call_s1" else "executed", "mcp")
+            for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        assert {c.args_source for c in traj.all_calls} == ({"span"} if "content-on" in run else {"messages"}), run
+        assert all(c.span is not None and c.span.name == f"tools/call {c.name}" for c in traj.all_calls), run
+        assert len(traj.model_requests) == 4, run
+        got = grade(traj, [ToolCorrectness(expected_tools=["get_weather", "get_order", "search_kb"]), MaxToolCalls(max_calls=4),
+                           MaxToolCalls(max_calls=3), ArgumentCorrectness("get_order", {"order_id": 1234})])  # fmt: skip
+        assert [r.outcome for r in got] == ["passed", "passed", "failed", "passed"], run
+    on = _run("pydantic-ai--mcp-openlit--content-on")
+    # FastMCP marks a non-object result it sent as {"result": value} (meta.fastmcp.wrap_result); the SDK's does not
+    assert [c.result for c in on.all_calls] == ["sunny, 21C", "order 1234: shipped", None, "Refunds take 5 days."]
+    sdk = _run("pydantic-ai--mcp-openlit--content-on--sdk-server")
+    assert [c.result for c in sdk.all_calls] == [
+        {"result": "sunny, 21C"}, {"result": "order 1234: shipped"}, None, {"result": "Refunds take 5 days."}]  # fmt: skip
+    assert [c.result for c in _run("pydantic-ai--mcp-openlit--content-off").all_calls] == [None] * 4
+
+
+def test_openlit_mcp_client_span_alone_is_the_call_its_server_spans_and_placeholders_are_none() -> None:
+    # The committed sdk-server run without FastMCP's client spans (an MCP client that does not trace itself, e.g.
+    # mcp's ClientSession used directly): OpenLIT's 'mcp tools/call' client span is then the call. Its sync wrapper's
+    # span inside (payload: the coroutine's placeholder) is the same call; its server spans (tool only in the request
+    # payload, the server's own trace) and start-up spans (handler registrations) are no calls.
+    entry = json.loads((CORPUS / "entries" / "pydantic-ai--mcp-openlit--content-on--sdk-server.json").read_text())
+    spans = [s for s in read_spans(CORPUS / entry["traces"]) if s.scope_name != "fastmcp"]
+    openlit_call_spans = [s for s in spans if s.attributes.get("mcp.method") == "call_tool"]
+    assert len(openlit_call_spans) == 1 + 4 * 2 + 4 * 4  # registration; client async + sync; server 4 per call
+    traj = extract(SpanTree.from_spans(spans))
+    calls = traj.all_calls
+    assert [(c.name, c.args, c.args_source, c.state, c.dialect) for c in calls] == [
+        (n, a, "span", "failed" if n == "search_kb" and k == 2 else "executed", "mcp")
+        for k, (n, a) in enumerate(zip(SEQUENCE, ARGS, strict=True))
+    ]
+    assert all(c.span is not None and c.span.name == "mcp tools/call" for c in calls)
+    assert calls[2].error == "the MCP server answered isError: true" and calls[2].result is None
+    assert [c.result for c in calls[:2]] == [{"result": "sunny, 21C"}, {"result": "order 1234: shipped"}]
+    assert [r.outcome for r in grade(traj, [MaxToolCalls(max_calls=4), MaxToolCalls(max_calls=3)])] == [
+        "passed", "failed"]  # fmt: skip
