@@ -666,3 +666,87 @@ def test_openlit_mcp_client_span_alone_is_the_call_its_server_spans_and_placehol
     assert [c.result for c in calls[:2]] == [{"result": "sunny, 21C"}, {"result": "order 1234: shipped"}]
     assert [r.outcome for r in grade(traj, [MaxToolCalls(max_calls=4), MaxToolCalls(max_calls=3)])] == [
         "passed", "failed"]  # fmt: skip
+
+
+def test_openlit_haystack_component_span_is_the_request_and_its_model_comes_from_the_openai_span_inside() -> None:
+    # OpenLIT's Haystack instrumentation writes 'chat openai_chat_generator' (operation chat, no model, no tokens)
+    # around OpenLIT's openai 'chat gpt-4o': one request each, whose model, tokens and cost are the inner span's; the
+    # name's suffix is the component (gen_ai.framework.component.name), not a model
+    for run in ("haystack--openlit--content-on", "haystack--openlit--content-off--stream"):
+        traj = _run(run)
+        requests = traj.model_requests
+        assert [(r.span.name, r.model) for r in requests if r.span is not None] == [
+            ("chat openai_chat_generator", "gpt-4o")
+        ] * 4, run
+        assert all(r.input_tokens and r.output_tokens is not None and r.cost is not None for r in requests), run
+        got = grade(traj, [MaxModelRequests(max_requests=4), MaxModelRequests(max_requests=3)])
+        assert [r.outcome for r in got] == ["passed", "failed"], run
+
+
+def test_openlit_haystack_agent_records_no_run_or_tool_span_its_calls_are_the_requested_ones() -> None:
+    # the Agent and its ToolInvoker are not wrapped: the calls are the chat spans' requested calls (the summary with
+    # content off); the failed search_kb is only the error text Haystack handed back to the model (content on)
+    for run in ("haystack--openlit--content-on", "haystack--openlit--content-on--stream",
+                "haystack--openlit--content-off", "haystack--openlit--content-off--stream"):  # fmt: skip
+        traj = _run(run)
+        assert traj.agent_runs == [], run
+        assert [(c.name, c.args, c.call_id, c.state) for c in traj.all_calls] == [
+            (n, a, i, "requested") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        results = [c.result for c in traj.all_calls]
+        if "content-on" in run:
+            assert results[2].startswith("Failed to invoke Tool `search_kb`"), (run, results)
+            assert [results[0], results[1], results[3]] == ["sunny, 21C", "order 1234: shipped",
+                                                            "Refunds take 5 days."], run  # fmt: skip
+        else:
+            assert results == [None] * 4, run
+
+
+def test_a_model_span_named_after_an_openlit_component_gives_no_model_unless_an_attribute_does() -> None:
+    component = {"gen_ai.operation.name": "chat", "gen_ai.framework.component.name": "openai_chat_generator"}
+    with _tracer() as (tracer, exporter):
+        for attrs in (
+            component,
+            {**component, "gen_ai.request.model": "gpt-4o"},
+            {**component, "gen_ai.framework.component.name": "other_component"},
+            {"gen_ai.operation.name": "chat"},
+        ):
+            with tracer.start_as_current_span("chat openai_chat_generator") as span:
+                span.set_attributes(attrs)
+        spans = exporter.get_finished_spans()
+    got = [[r.model for r in extract(SpanTree.from_readable_spans([s])).model_requests] for s in spans]
+    assert got == [[None], ["gpt-4o"], ["openai_chat_generator"], ["openai_chat_generator"]]
+
+
+AGENT_FRAMEWORK = [f"agent-framework--openlit--content-{c}{s}" for c in ("on", "off") for s in ("", "--stream")]
+
+
+def test_openlit_agent_framework_tool_spans_are_the_calls_and_mark_the_failed_attempt_content_on_or_off() -> None:
+    # OpenLIT's Agent Framework 'execute_tool <tool>' spans carry the model's call id, so each merges with the chat
+    # summary's requested call: one executed call each. Content off, the summary gives the arguments; the failed
+    # attempt is the span's error status, content on or off, streamed or not
+    for run in AGENT_FRAMEWORK:
+        traj = _run(run)
+        assert [(c.name, c.args, c.call_id, c.state) for c in traj.all_calls] == [
+            (n, a, i, "failed" if i == "call_s1" else "executed") for n, a, i in zip(SEQUENCE, ARGS, IDS, strict=True)
+        ], run
+        assert {c.args_source for c in traj.all_calls} == ({"span"} if "content-on" in run else {"messages"}), run
+        assert traj.all_calls[2].error == "RuntimeError: knowledge base unavailable", run
+        results = [c.result for c in traj.all_calls]
+        assert results == (["sunny, 21C", "order 1234: shipped", None, "Refunds take 5 days."]
+                           if "content-on" in run else [None] * 4), run  # fmt: skip
+
+
+def test_openlit_agent_framework_invoke_agent_span_is_the_run_of_every_call_and_request_streamed_or_not() -> None:
+    # 'create_agent support' (a trace of its own) is no run; 'invoke_agent support' encloses the chat and tool spans,
+    # also when streamed (its output messages' tool calls are the run's, not another model request's)
+    for run in AGENT_FRAMEWORK:
+        traj = _run(run)
+        assert [(r.name, r.operation, r.input_tokens, r.output_tokens) for r in traj.agent_runs] == [
+            ("support", "invoke_agent", 687, 136)
+        ], run
+        assert [(r.model, r.agent) for r in traj.model_requests] == [("gpt-4o", "support")] * 4, run
+        assert {c.agent for c in traj.all_calls} == {"support"}, run
+        got = grade(traj, [ToolCorrectness(expected_tools=["get_weather", "get_order", "search_kb"], agent="support"),
+                           MaxModelRequests(max_requests=4), MaxModelRequests(max_requests=3)])  # fmt: skip
+        assert [r.outcome for r in got] == ["passed", "passed", "failed"], run

@@ -24,7 +24,8 @@ OpenLIT's summary of a response's tool calls on its model span (`gen_ai.tool.nam
 read when the output messages hold no calls (`requested_calls`), its Pydantic AI spans
 (`OPENLIT_PYDANTIC_AI_SCOPE`: `execute_task {agent}` is the agent's run, the graph step `execute_tool {model}` no
 tool call), its CrewAI Flow methods' `invoke_agent` spans (`OPENLIT_CREWAI_SCOPE`: no agent runs), its
-LangChain tool span's `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`)
+framework component spans (`OPENLIT_COMPONENT`: the name of Haystack's `chat openai_chat_generator` gives no model),
+its LangChain tool span's `gen_ai.tool.call.id`, which stays LangChain's run id (a UUID, `OPENLIT_LANGCHAIN_SCOPE`)
 when the tool raised, and its smolagents tool span's, a UUID of its own making (`OPENLIT_SMOLAGENTS_SCOPE`); a tool
 that raised under OpenLIT's smolagents instrumentation leaves a span with its name and `error.type` only (read by
 its name), and its smolagents step spans are no agent runs (`OPENLIT_SMOLAGENTS_STEP`);
@@ -113,6 +114,9 @@ OPENLIT_CREWAI_SCOPE = "openlit.instrumentation.crewai"
 """OpenLIT's CrewAI instrumentation: it writes an `invoke_agent {method}` span for each method of a CrewAI Flow
 (the agent executor's `generate_plan`, `call_llm_native_tools`, ...), without `gen_ai.agent.name`: a flow step,
 no agent run. Its agent spans carry `gen_ai.agent.name`."""
+OPENLIT_COMPONENT = "gen_ai.framework.component.name"
+"""OpenLIT's framework component spans (its Haystack instrumentation's `chat openai_chat_generator`, one per chat
+generator run, enclosing the provider's `chat gpt-4o`): the span name's suffix is this component's name, not a model."""
 LABEL_AGENT_SCOPES = frozenset({"opentelemetry.instrumentation.openai_agents"})
 """Scopes whose `gen_ai.agent.name` on tool, model and task spans is the instrumentor's configured label
 (opentelemetry-instrumentation-openai-agents-v2 writes its `agent_name`, default `OpenAI Agent`, on every span),
@@ -312,7 +316,7 @@ def _model_request(node: SpanNode) -> ModelRequest:
     """`model_request` of a span whose operation is one of `MODEL_OPERATIONS`."""
     attrs = node.attributes
     return ModelRequest(
-        model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model") or _name_suffix(node),
+        model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model") or _model_in_name(node),
         input_tokens=first_int(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
         output_tokens=first_int(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
         response_model=first_str(attrs, "gen_ai.response.model"),
@@ -324,6 +328,12 @@ def _model_request(node: SpanNode) -> ModelRequest:
         dialect=name,
         cost=cost_of(attrs) or _openlit_cost(attrs),
     )
+
+
+def _model_in_name(node: SpanNode) -> str | None:
+    """The model a `{op} {model}` span name gives, unless the suffix names an OpenLIT component (`OPENLIT_COMPONENT`)."""
+    suffix = _name_suffix(node)
+    return suffix if suffix is None or suffix != node.attributes.get(OPENLIT_COMPONENT) else None
 
 
 def _openlit_cost(attrs: Mapping[str, Any]) -> Cost | None:
