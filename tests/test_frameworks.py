@@ -284,7 +284,8 @@ _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetr
           "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",
           "mcp-logfire": "its own, with MCP tools: Logfire MCP",
           "mcp-openlit": "OpenLIT, with MCP tools: OpenLIT MCP",
-          "langsmith": "LangSmith SDK's OpenTelemetry export"}  # fmt: skip
+          "langsmith": "LangSmith SDK's OpenTelemetry export (LangChain's tracer, @traceable + wrap_openai, or "
+                       "OpenAIAgentsTracingProcessor)"}  # fmt: skip
 
 
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
