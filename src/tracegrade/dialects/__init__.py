@@ -552,16 +552,22 @@ def _pair_by_time(requests: list[ModelRequest], twins: dict[int, list[ModelReque
 
 def _response_id(span: SpanNode) -> str | None:
     """The provider's id of the response a model-request span recorded (`gen_ai.response.id`, or the
-    `id` leading OpenInference's `output.value`)."""
+    `id` leading OpenInference's `output.value`); a placeholder id is none (`_PLACEHOLDER_RESPONSE_IDS`)."""
     attrs = span.attributes
     rid = attrs.get("gen_ai.response.id")
     if isinstance(rid, str) and rid:
-        return rid
+        return None if rid in _PLACEHOLDER_RESPONSE_IDS else rid
     out = attrs.get("output.value")
     if isinstance(out, str) and out.startswith('{"id":"'):
         end = out.find('"', 7)
-        return out[7:end] if end > 7 else None
+        rid = out[7:end] if end > 7 else None
+        return None if rid in _PLACEHOLDER_RESPONSE_IDS else rid
     return None
+
+
+_PLACEHOLDER_RESPONSE_IDS = frozenset({"__fake_id__"})
+"""Ids that name no response: the OpenAI Agents SDK gives every response it assembles from a streamed chat
+completion the id `__fake_id__` (`agents.models.fake_id.FAKE_RESPONSES_ID`)."""
 
 
 def _same_call(outer: ToolCall, call: ToolCall) -> bool:

@@ -18,6 +18,22 @@ input, so the model's requested ones are preferred, `ARGS_MAY_BE_WRAPPED`); its 
 `ToolMessage`s (`tool_call_id`, `content`) with the results. `LANGSMITH_HIDE_INPUTS` / `_OUTPUTS` make every
 run's inputs / outputs `{}`: an empty object is not recorded (a tool without arguments then takes the model's
 requested `{}`).
+
+Outside LangChain: the outermost `chain` run of a `@traceable` function or a `trace()` block
+(`langsmith.metadata.ls_method` = `traceable` / `trace`; its parent is no LangSmith run) is a hand-written agent's
+run, named by its run name, its output (`{"output": ...}` for a value that is not a dict) the final output; a
+`@traceable(run_type="tool")` run records its keyword arguments as inputs and `{"output": <result>}`, and a call
+id only when given one as `tool_call_id` metadata. `wrap_openai`'s `llm` runs record the request's keyword
+arguments (`messages`: OpenAI chat messages, `role: tool` ones with the results) and the OpenAI response
+(`choices[].message.tool_calls`: `{id, function: {name, arguments}}`). LangSmith's OpenAI Agents SDK processor
+(`ls_integration` = `openai-agents-sdk`) makes a `chain` run of each agent span (named after the agent, with the
+`output_type` metadata its descendants inherit: the agent's run is the `chain` run that has it and whose parent
+does not; the trace, task and turn spans are no runs), `tool` runs of function spans (no call id), and `llm` runs
+of generation / response spans, whose inputs are `{"input": [...]}` (chat messages or Responses items,
+`function_call_output` ones with the results) and outputs the assistant message, or Responses items
+(`function_call`: `call_id`, `name`, `arguments`). Token usage is `gen_ai.usage.*`, else the
+`langsmith.metadata.usage_metadata` JSON (kept when outputs are hidden); `gen_ai.system` = `langchain` is the
+client's word for an unknown provider.
 """
 
 from __future__ import annotations
@@ -45,6 +61,11 @@ GATE = Gate(keys=frozenset({KIND}))
 INPUTS, OUTPUTS = "gen_ai.prompt", "gen_ai.completion"
 INTEGRATION, GRAPH_NODE = "langsmith.metadata.ls_integration", "langsmith.metadata.langgraph_node"
 RUN_NAME = "langsmith.trace.name"
+METHOD, OUTPUT_TYPE = "langsmith.metadata.ls_method", "langsmith.metadata.output_type"
+USAGE = "langsmith.metadata.usage_metadata"
+AGENTS_SDK = "openai-agents-sdk"
+_DECORATED = frozenset({"traceable", "trace"})
+_UNKNOWN_PROVIDER = "langchain"
 HIDDEN = "{}"
 """What the client records for a run's inputs or outputs it was told to hide (and for an empty object)."""
 
@@ -79,11 +100,37 @@ def agent_run(node: SpanNode) -> AgentRun | None:
 
 
 def _agent_run(node: SpanNode) -> AgentRun | None:
-    """`agent_run` of a `chain` span: a LangGraph graph's run, not one of its nodes."""
+    """`agent_run` of a `chain` span: a LangGraph graph's run (not one of its nodes), an OpenAI Agents SDK agent's
+    run, or the outermost run of a `@traceable` function / `trace()` block."""
     attrs = node.attributes
-    if attrs.get(INTEGRATION) != "langgraph" or GRAPH_NODE in attrs:
+    integration = attrs.get(INTEGRATION)
+    if integration == "langgraph":
+        if GRAPH_NODE in attrs:
+            return None
+    elif integration == AGENTS_SDK:
+        parent = node.parent
+        if OUTPUT_TYPE not in attrs or (parent is not None and OUTPUT_TYPE in parent.attributes):
+            return None  # not an agent span: the trace, its task and turns, or a span inside the agent's
+    elif integration is not None or attrs.get(METHOD) not in _DECORATED:
         return None
-    return AgentRun(name=first_str(attrs, RUN_NAME) or node.name or None, span=node, dialect=name)
+    elif (parent := node.parent) is not None and KIND in parent.attributes:
+        return None  # a decorated function inside another run
+    run_name = first_str(attrs, RUN_NAME) or node.name or None
+    if integration is None:
+        return AgentRun(name=run_name, final_output=_output(attrs.get(OUTPUTS)), span=node, dialect=name)
+    return AgentRun(name=run_name, span=node, dialect=name)
+
+
+def _output(raw: Any) -> Any:
+    """A decorated function's recorded output: the value of `{"output": ...}` (the client's wrapping of a result
+    that is not a dict), else the recorded object; None when hidden or not recorded."""
+    if not isinstance(raw, str) or raw == HIDDEN:
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return raw
+    return doc["output"] if isinstance(doc, dict) and doc.keys() == {"output"} else doc
 
 
 def tool_call(node: SpanNode) -> ToolCall | None:
@@ -141,15 +188,31 @@ def model_request(node: SpanNode) -> ModelRequest | None:
 
 def _model_request(node: SpanNode) -> ModelRequest:
     attrs = node.attributes
+    input_tokens = first_int(attrs, "gen_ai.usage.input_tokens")
+    output_tokens = first_int(attrs, "gen_ai.usage.output_tokens")
+    if (input_tokens is None or output_tokens is None) and isinstance(raw := attrs.get(USAGE), str):
+        usage = _object(raw)
+        input_tokens = first_int(usage, "input_tokens") if input_tokens is None else input_tokens
+        output_tokens = first_int(usage, "output_tokens") if output_tokens is None else output_tokens
+    provider = first_str(attrs, "langsmith.metadata.ls_provider", "gen_ai.system")
     return ModelRequest(
         model=first_str(attrs, "gen_ai.request.model", "langsmith.metadata.ls_model_name", "gen_ai.response.model"),
-        input_tokens=first_int(attrs, "gen_ai.usage.input_tokens"),
-        output_tokens=first_int(attrs, "gen_ai.usage.output_tokens"),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
         response_model=first_str(attrs, "gen_ai.response.model"),
-        provider=first_str(attrs, "langsmith.metadata.ls_provider", "gen_ai.system"),
+        provider=None if provider == _UNKNOWN_PROVIDER else provider,
         span=node,
         dialect=name,
     )
+
+
+def _object(raw: str) -> dict[str, Any]:
+    """A JSON object recorded as text; anything else is an empty one."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def _message(value: Any) -> dict[str, Any] | None:
@@ -160,38 +223,74 @@ def _message(value: Any) -> dict[str, Any] | None:
     return kwargs if value.get("lc") == 1 and isinstance(kwargs, dict) else value
 
 
-def _messages(raw: Any, key: str, marker: str) -> Iterator[dict[str, Any]]:
-    """The messages under `key` of a run's recorded inputs or outputs (lists nested one per prompt), when the
-    JSON text holds `marker` at all."""
-    if not isinstance(raw, str) or marker not in raw:
-        return
+def _recorded(raw: Any, markers: tuple[str, ...]) -> Any:
+    """A run's recorded inputs or outputs as JSON, when the text holds one of `markers` at all (else None)."""
+    if not isinstance(raw, str) or not any(marker in raw for marker in markers):
+        return None
     try:
-        doc = json.loads(raw)
+        return json.loads(raw)
     except ValueError:
-        return
-    items = doc.get(key) if isinstance(doc, dict) else None
+        return None
+
+
+def _entries(items: Any) -> Iterator[dict[str, Any]]:
+    """The messages or items of a recorded list (lists nested one per prompt, as LangChain records them), each a
+    plain dict (a serialized LangChain message's `kwargs`)."""
     for item in items if isinstance(items, list) else ():
         for entry in item if isinstance(item, list) else (item,):
-            if key == "generations" and isinstance(entry, dict):
-                entry = entry.get("message")
             if (message := _message(entry)) is not None:
                 yield message
 
 
+_REQUEST_MARKERS = ('"tool_calls"', '"function_call"')
+
+
 def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
-    """The tool calls of the messages a model request generated (`gen_ai.completion`)."""
+    """The tool calls a model request generated (`gen_ai.completion`): LangChain's `generations`, an OpenAI chat
+    completion's `choices`, an assistant message, or Responses output items."""
+    doc = _recorded(attrs.get(OUTPUTS), _REQUEST_MARKERS)
+    if not isinstance(doc, dict):
+        return []
+    if "generations" in doc:
+        messages = [m for g in _entries(doc["generations"]) if (m := _message(g.get("message"))) is not None]
+    elif "choices" in doc:
+        messages = [m for c in doc["choices"] if isinstance(c, dict) and isinstance(m := c.get("message"), dict)]
+    elif isinstance(doc.get("output"), list):
+        messages = [item for item in doc["output"] if isinstance(item, dict)]
+    else:
+        messages = [doc]
     out = []
-    for message in _messages(attrs.get(OUTPUTS), "generations", '"tool_calls"'):
+    for message in messages:
+        if message.get("type") == "function_call":  # a Responses output item
+            out.append(Requested.of(message.get("name"), message.get("arguments"), message.get("call_id")))
+            continue
         for tc in message.get("tool_calls") or ():
-            if isinstance(tc, dict):
+            if not isinstance(tc, dict):
+                continue
+            if isinstance(fn := tc.get("function"), dict):  # OpenAI's shape
+                out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
+            else:  # LangChain's
                 out.append(Requested.of(tc.get("name"), tc.get("args"), tc.get("id")))
     return out
 
 
+_RESULT_MARKERS = ('"tool_call_id"', '"function_call_output"')
+
+
 def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """`{call_id: content}` of the tool messages a model request was given (`gen_ai.prompt`)."""
+    """`{call_id: content}` of the tool results a model request was given (`gen_ai.prompt`): LangChain's
+    `ToolMessage`s or OpenAI `tool` messages under `messages`, or the same or Responses `function_call_output`
+    items under `input`."""
     out: dict[str, Any] = {}
-    for message in _messages(attrs.get(INPUTS), "messages", '"tool_call_id"'):
-        if message.get("type") == "tool" and isinstance(call_id := message.get("tool_call_id"), str):
+    doc = _recorded(attrs.get(INPUTS), _RESULT_MARKERS)
+    if not isinstance(doc, dict):
+        return out
+    for message in _entries(doc.get("messages", doc.get("input"))):
+        if message.get("type") == "function_call_output":
+            if isinstance(call_id := message.get("call_id"), str):
+                out[call_id] = message.get("output")
+        elif (message.get("type") == "tool" or message.get("role") == "tool") and isinstance(
+            call_id := message.get("tool_call_id"), str
+        ):
             out[call_id] = message.get("content")
     return out
