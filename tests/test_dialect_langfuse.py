@@ -264,3 +264,84 @@ def test_only_the_outermost_span_of_a_langgraph_trace_is_a_run() -> None:
     assert nesting == [("support", None), ("LangGraph", "support")]
     # a chain outside LangGraph is no run
     assert extract(spans_of(observation("RunnableSequence", "chain"))).agent_runs == []
+
+
+# --- Langfuse's Haystack integration (`langfuse-haystack`'s `LangfuseConnector`) on a Haystack Agent:
+# fixtures/frameworks/haystack--langfuse--*
+
+HAYSTACK_FINAL = "Order 1234 has shipped. It is sunny in Paris. Refunds take 5 days."
+HAYSTACK_ERROR = ("Failed to invoke Tool `search_kb` with parameters {'query': 'refund policy'}. "
+                  "Error: knowledge base unavailable")  # fmt: skip
+
+
+@pytest.mark.parametrize("run", ["haystack--langfuse--content-on", "haystack--langfuse--content-on--stream"])
+def test_haystack_tool_observations_are_their_tools_with_the_models_call_ids(run: str) -> None:
+    traj = recorded(run)
+    got = [(c.name, c.args, c.args_source, c.call_id, c.status, c.agent, c.result) for c in traj.all_calls]
+    assert got == [
+        ("get_weather", {"city": "Paris"}, "span", "call_w1", "ok", "support", "sunny, 21C"),
+        ("get_order", {"order_id": 1234}, "span", "call_o1", "ok", "support", "order 1234: shipped"),
+        ("search_kb", {"query": "refund policy"}, "span", "call_s1", "error", "support", None),
+        ("search_kb", {"query": "refund policy"}, "span", "call_s2", "ok", "support", "Refunds take 5 days."),
+    ]  # named 'tool - <name>', the tool from the haystack.tool.name metadata; ids matched by name and order
+    assert traj.all_calls[2].error == HAYSTACK_ERROR  # the {"error": ...} output of the flagged observation
+    assert [(r.name, r.final_output) for r in traj.agent_runs] == [("support", HAYSTACK_FINAL)]  # last_message
+
+
+@pytest.mark.parametrize("run", ["haystack--langfuse--content-off", "haystack--langfuse--content-off--stream"])
+def test_haystack_content_tracing_off_keeps_names_and_the_failure_and_names_its_switch(run: str) -> None:
+    traj = recorded(run)
+    got = [(c.name, c.call_id, c.status, c.agent) for c in traj.all_calls]
+    assert got == [("get_weather", None, "ok", "support"), ("get_order", None, "ok", "support"),
+                   ("search_kb", None, "error", "support"), ("search_kb", None, "ok", "support")]  # fmt: skip
+    assert all(c.args is NOT_RECORDED and c.result is None for c in traj.all_calls)
+    assert [(r.model, r.input_tokens) for r in traj.model_requests] == [(None, None)] * 4
+    [result] = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert result.outcome == "not_evaluated"
+    assert "HAYSTACK_CONTENT_TRACING_ENABLED=true" in result.reasoning, result.reasoning
+
+
+def test_masked_haystack_run_names_tools_from_the_observation_name_inside_an_agent_step() -> None:
+    traj = recorded("haystack--langfuse--content-off--mask")
+    got = [(c.name, c.status, c.agent) for c in traj.all_calls]
+    assert got == [("get_weather", "ok", "support"), ("get_order", "ok", "support"),
+                   ("search_kb", "ok", "support"), ("search_kb", "ok", "support")]  # fmt: skip
+    # the masked metadata took the error flag with it: the failure is not recorded, so not read
+    assert all(c.args is NOT_RECORDED for c in traj.all_calls)
+    assert [r.input_tokens for r in traj.model_requests] == [49, 152, 235, 295]
+    [result] = grade(traj, [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert result.outcome == "not_evaluated" and "mask=" in result.reasoning, result.reasoning
+
+
+@pytest.mark.parametrize(
+    ("step", "name", "expected"),
+    [("agent step 2", "tool - get_weather", "get_weather"), ("agent step two", "tool - get_weather",
+     "tool - get_weather"), ("agent step 2", "tool - ", "tool - "), ("agent step 2", "get_weather", "get_weather")],
+    ids=["haystack-step", "not-a-step", "no-tool", "no-prefix"],
+)  # fmt: skip
+def test_the_tool_prefix_is_haystacks_only_inside_an_agent_step_chain(step: str, name: str, expected: str) -> None:
+    tree = spans_of(observation("support", "agent", {}, observation(step, "chain", {}, observation(name, "tool"))))
+    assert [c.name for c in calls(tree)] == [expected]
+    outside = spans_of(observation("support", "agent", {}, observation("tool - get_weather", "tool")))
+    assert [c.name for c in calls(outside)] == ["tool - get_weather"]
+
+
+def test_haystack_tool_name_metadata_and_error_flag_are_read() -> None:
+    attrs = {"langfuse.observation.metadata.haystack.tool.name": '"search_kb"',
+             "langfuse.observation.metadata.haystack.tool.error": "true",
+             "langfuse.observation.output": json.dumps({"error": "knowledge base unavailable"})}  # fmt: skip
+    [call] = calls(spans_of(observation("kb lookup", "tool", attrs)))
+    assert (call.name, call.status, call.error, call.result) == ("search_kb", "error", "knowledge base unavailable", None)
+    flagged_only = {k: v for k, v in attrs.items() if k != "langfuse.observation.output"}
+    [call] = calls(spans_of(observation("kb lookup", "tool", flagged_only)))
+    assert (call.status, call.error) == ("error", "error")
+
+
+def test_a_haystack_agent_result_gives_its_last_messages_text() -> None:
+    result = {"messages": [{"role": "user", "content": [{"text": "hi"}]}],
+              "last_message": {"role": "assistant", "content": [{"text": "Hello"}, {"text": " there."}]}}  # fmt: skip
+    tree = spans_of(observation("support", "agent", {"langfuse.observation.output": json.dumps(result)}))
+    assert [r.final_output for r in extract(tree).agent_runs] == ["Hello there."]
+    plain = {"answer": "Hello."}  # any other output is kept as recorded
+    tree = spans_of(observation("support", "agent", {"langfuse.observation.output": json.dumps(plain)}))
+    assert [r.final_output for r in extract(tree).agent_runs] == [plain]

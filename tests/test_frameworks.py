@@ -37,8 +37,9 @@ ENTRIES = sorted((CORPUS / "entries").glob("*.json"))
 _TOOL_RESULT_KEYS = frozenset({"output.value", "gen_ai.tool.call.result", "gcp.vertex.agent.tool_response"})
 # Where OpenLLMetry's LlamaIndex instrumentation records a tool step's output, `"is_error": true` when the tool raised
 _STEP_OUTPUT = "traceloop.entity.output"
-# Boolean attributes that mark a failed tool span whose status stays unset (Haystack's own tracing)
-_ERROR_FLAGS = frozenset({"haystack.tool.error"})
+# Boolean attributes that mark a failed tool span whose status stays unset (Haystack's own tracing; Langfuse's
+# Haystack integration records the same flag as metadata, whose values are JSON text)
+_ERROR_FLAGS = frozenset({"haystack.tool.error", "langfuse.observation.metadata.haystack.tool.error"})
 
 # Telemetry that does not record how many model requests were made, by run-name prefix (what the
 # instrumentation does instead); a request budget must be not_evaluated there.
@@ -120,7 +121,7 @@ def evidence(run: str) -> Evidence:
     ) or any(
         (a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]))
         or (a["key"] == _STEP_OUTPUT and '"is_error": true' in a["value"].get("stringValue", ""))
-        or (a["key"] in _ERROR_FLAGS and a["value"].get("boolValue") is True)
+        or (a["key"] in _ERROR_FLAGS and (a["value"].get("boolValue") is True or a["value"].get("stringValue") == "true"))
         for s in spans
         for a in s.get("attributes", [])
     )
@@ -271,14 +272,14 @@ README = CORPUS.parent.parent / "README.md"
 _START, _END = "<!-- frameworks:start -->", "<!-- frameworks:end -->"
 _FRAMEWORK_PACKAGE = {
     "agent-framework": "agent-framework-core", "anthropic": "anthropic", "autogen": "autogen-agentchat",
-    "crewai": "crewai", "google-adk": "google-adk", "langgraph": "langgraph", "llamaindex": "llama-index-core",
+    "crewai": "crewai", "google-adk": "google-adk", "haystack": "haystack-ai", "langgraph": "langgraph", "llamaindex": "llama-index-core",
     "openai": "openai", "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai-slim",
     "semantic-kernel": "semantic-kernel",
     "smolagents": "smolagents", "strands": "strands-agents", "vercel-ai": "ai",
 }  # fmt: skip
 _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
           "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire",
-          "langfuse": "Langfuse Python SDK (OpenAI drop-in + @observe, or LangChain CallbackHandler)",
+          "langfuse": "Langfuse Python SDK (OpenAI drop-in + @observe, LangChain CallbackHandler, or Haystack LangfuseConnector)",
           "openlit": "OpenLIT",
           "mcp-native": "its own, with MCP tools: the MCP SDK's and FastMCP's own spans",
           "mcp-openllmetry": "its own, with MCP tools: OpenLLMetry (Traceloop) MCP",

@@ -22,6 +22,12 @@ LangGraph trace (`langfuse.trace.metadata.ls_integration` = `"langgraph"`, on ev
 with metadata masked) the graph's run is the outermost span of the trace, an agent run named by its span;
 the graph's nodes are no runs, although Langfuse types a node whose name contains "agent" (the prebuilt
 agent's `agent` node) as `agent`.
+
+Langfuse's Haystack integration (`langfuse-haystack`'s `LangfuseConnector`) records Haystack's tags as metadata
+(`langfuse.observation.metadata.haystack.*`, JSON text): an Agent's tool observation is named `tool - {tool}`,
+its tool in `haystack.tool.name` (or, with metadata masked, in that name, under the `agent step N` chain of
+the step); `haystack.tool.error` = `true` marks a failed invocation, whose output is `{"error": "..."}`. The
+agent observation's output is the Agent's result, whose `last_message` holds the final answer.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ LEVEL, STATUS_MESSAGE = "langfuse.observation.level", "langfuse.observation.stat
 TOOL_CALL_ID = "langfuse.observation.metadata.tool_call_id"
 INTEGRATION = "langfuse.trace.metadata.ls_integration"
 LANGGRAPH = '"langgraph"'  # metadata values are JSON text
+HAYSTACK_TOOL = "langfuse.observation.metadata.haystack.tool.name"
+HAYSTACK_ERROR = "langfuse.observation.metadata.haystack.tool.error"
+_HAYSTACK_TOOL_PREFIX, _HAYSTACK_STEP_PREFIX = "tool - ", "agent step "
 GATE = Gate(keys=frozenset({TYPE}))
 
 ARGS_MAY_BE_WRAPPED = True
@@ -96,7 +105,7 @@ def agent_run(node: SpanNode) -> AgentRun | None:
         return AgentRun(name=node.name, final_output=_graph_output(attrs.get(OUTPUT)), span=node, dialect=name)
     if kind != "agent":
         return None
-    return AgentRun(name=node.name, final_output=_content(attrs.get(OUTPUT)), span=node, dialect=name)
+    return AgentRun(name=node.name, final_output=_final_output(attrs.get(OUTPUT)), span=node, dialect=name)
 
 
 def tool_call(node: SpanNode) -> ToolCall | None:
@@ -104,10 +113,15 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     if attrs.get(TYPE) != "tool":
         return None
     raw = attrs.get(INPUT)
-    call = new_tool_call(node.name, raw, node, name)
+    call = new_tool_call(_tool_name(node), raw, node, name)
     if call.args_text is not None:
         call._args = _arguments(call.args)
     result = _content(attrs.get(OUTPUT))
+    if attrs.get(HAYSTACK_ERROR) == "true":  # Haystack: the Agent caught the tool's error
+        call.status = "error"
+        error = result.get("error") if isinstance(result, dict) else None
+        call.error = error if isinstance(error, str) and error else "error"
+        return call
     if _is_tool_message(result):  # LangChain: the ToolMessage the tool returned
         call.result = result.get("content")
         if isinstance(call_id := result.get("tool_call_id"), str) and call_id:
@@ -178,6 +192,38 @@ def _content(raw: Any) -> Any:
     if raw is None or (isinstance(raw, str) and raw in REDACTED):
         return None
     return parse_args(raw) if isinstance(raw, str) else raw
+
+
+def _tool_name(node: SpanNode) -> str:
+    """A tool observation's tool: Haystack's `haystack.tool.name` metadata, else the span name, less the
+    `tool - ` prefix of a Haystack Agent's tool observation (inside an `agent step N` chain) whose metadata
+    is masked."""
+    tool = _content(node.attributes.get(HAYSTACK_TOOL))
+    if isinstance(tool, str) and tool:
+        return tool
+    parent = node.parent
+    if (
+        node.name.startswith(_HAYSTACK_TOOL_PREFIX)
+        and len(node.name) > len(_HAYSTACK_TOOL_PREFIX)
+        and parent is not None
+        and parent.attributes.get(TYPE) == "chain"
+        and parent.name.startswith(_HAYSTACK_STEP_PREFIX)
+        and parent.name[len(_HAYSTACK_STEP_PREFIX) :].isdigit()
+    ):
+        return node.name[len(_HAYSTACK_TOOL_PREFIX) :]
+    return node.name
+
+
+def _final_output(raw: Any) -> Any:
+    """An agent observation's output; for a Haystack Agent's result (`messages`, `last_message`, ...) the
+    text of its last message."""
+    value = _content(raw)
+    if isinstance(value, dict) and "messages" in value and isinstance(last := value.get("last_message"), dict):
+        parts = last.get("content")
+        if isinstance(parts, list):
+            texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            return "".join(texts) if texts else None
+    return value
 
 
 def _is_tool_message(value: Any) -> bool:
