@@ -53,8 +53,9 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
     ("ai", "experimental_telemetry: { recordInputs: true, recordOutputs: true } (Vercel AI SDK)"),
     ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI and "
      "LangChain integrations record them unless masked; the Haystack integration, langfuse-haystack's "
-     "LangfuseConnector, only with HAYSTACK_CONTENT_TRACING_ENABLED=true where haystack is first imported), and LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true or "
-     "@observe(capture_input=True, capture_output=True) for decorated functions (Langfuse SDK)"),
+     "LangfuseConnector, only with HAYSTACK_CONTENT_TRACING_ENABLED=true where haystack is first imported), and "
+     "LANGFUSE_OBSERVE_DECORATOR_IO_CAPTURE_ENABLED=true or @observe(capture_input=True, capture_output=True) for "
+     "decorated functions (Langfuse SDK)"),
     ("haystack", "HAYSTACK_CONTENT_TRACING_ENABLED=true where haystack is first imported (Haystack's tracing "
      "content tags)"),
     ("langsmith", "LANGSMITH_HIDE_INPUTS and LANGSMITH_HIDE_OUTPUTS unset or false (the LangSmith client's "
