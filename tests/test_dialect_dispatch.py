@@ -221,6 +221,14 @@ _VALUES: dict[str, list[Any]] = {
     "haystack.agent.step.tool.input": ['{"q": "x"}'],
     "haystack.agent.step.tool.output": ['{"error": "boom"}', "ok"],
     "haystack.agent.step.llm.output": ['{"replies": [{"meta": {"model": "gpt-4o", "usage": {"prompt_tokens": 3}}}]}'],
+    "mlflow.spanType": ['"TOOL"', '"CHAT_MODEL"', '"LLM"', '"AGENT"', '"CHAIN"', '"RETRIEVER"', "TOOL"],
+    "mlflow.spanInputs": ['{"city": "Paris"}', '{"messages": [{"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}'],
+    "mlflow.spanOutputs": ['"sunny"', '{"content": "ok", "type": "tool", "tool_call_id": "call_1"}',
+                           '{"messages": [{"type": "ai", "content": "done"}]}'],
+    "mlflow.llm.model": ['"gpt-4o"'],
+    "mlflow.chat.tokenUsage": ['{"input_tokens": 3, "output_tokens": 1}'],
+    "metadata": ['{"ls_integration": "langgraph"}', '{"ls_integration": "langgraph", "langgraph_node": "agent"}'],
+    "tool_call_id": ['"call_1"'],
 }
 _ANY_VALUE = ["search", "gpt-4o", 1, True]
 _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn",

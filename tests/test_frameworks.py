@@ -286,7 +286,8 @@ _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetr
           "mcp-logfire": "its own, with MCP tools: Logfire MCP",
           "mcp-openlit": "OpenLIT, with MCP tools: OpenLIT MCP",
           "langsmith": "LangSmith SDK's OpenTelemetry export (LangChain's tracer, @traceable + wrap_openai, or "
-                       "OpenAIAgentsTracingProcessor)"}  # fmt: skip
+                       "OpenAIAgentsTracingProcessor)",
+          "mlflow": "MLflow Tracing's OTLP export (mlflow.openai / mlflow.langchain autolog, @mlflow.trace)"}  # fmt: skip
 
 
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
@@ -294,7 +295,7 @@ def _instrumentor_package(entry: dict[str, Any]) -> str | None:
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
               "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire",
               "langfuse": "langfuse",
-              "langsmith": "langsmith", "openlit": "openlit"}.get(kind)  # fmt: skip
+              "langsmith": "langsmith", "openlit": "openlit", "mlflow": "mlflow"}.get(kind)  # fmt: skip
     if prefix is None:
         return None
     framework = entry["framework"].split("-")[0]

@@ -37,6 +37,7 @@ from . import (
     langsmith,
     llamaindex,
     mcp,
+    mlflow,
     openai_agents,
     openinference,
     openllmetry,
@@ -69,8 +70,8 @@ class Dialect(Protocol):
 
 
 DIALECTS: list[Dialect] = [
-    pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, llamaindex, langsmith, haystack, genai,
-    mcp,
+    pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, llamaindex, langsmith, mlflow, haystack,
+    genai, mcp,
 ]
 """Auto-detection order: most specific first."""
 

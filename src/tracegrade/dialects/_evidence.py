@@ -60,6 +60,9 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
      "content tags)"),
     ("langsmith", "LANGSMITH_HIDE_INPUTS and LANGSMITH_HIDE_OUTPUTS unset or false (the LangSmith client's "
      "hide_inputs / hide_outputs)"),
+    ("mlflow.tracing", "no mlflow.tracing.configure(span_processors=[...]) function that removes or masks the span "
+     "inputs and outputs (MLflow Tracing records them unless masked; MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true exports "
+     "them as gen_ai.* messages)"),
 )  # fmt: skip
 
 
@@ -82,6 +85,7 @@ _DIALECT_SCOPES = {
     "langfuse": "langfuse-sdk",
     "langsmith": "langsmith",
     "haystack": "haystack",
+    "mlflow": "mlflow.tracing",
 }
 """The instrumentation a dialect's spans come from, for spans that do not name their scope."""
 

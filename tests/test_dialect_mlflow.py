@@ -1,0 +1,197 @@
+"""The MLflow dialect (`dialects/mlflow.py`): MLflow Tracing's OTLP export of a hand-written loop
+(`mlflow.openai.autolog()`, `@mlflow.trace` tools and loop) and of a LangGraph agent (`mlflow.langchain.autolog()`)
+— committed corpus runs —, their tool, model-request and agent spans, the requested calls and tool results in the
+recorded chat completions and request messages, and masked content read as not recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _dialect_spans import Node, SpanSpec, spans_of
+from tracegrade import grade
+from tracegrade.dialects import classify, extract, mlflow
+from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
+from tracegrade.ingest import read_spans
+from tracegrade.trajectory import NOT_RECORDED, AgentRun, ModelRequest
+from tracegrade.tree import SpanTree
+
+FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+LOOP = "openai--mlflow--content-on{}"
+GRAPH = "langgraph--mlflow--content-on{}"
+FINAL = "Order 1234 has shipped. It is sunny in Paris. Refunds take 5 days."
+SCENARIO = [
+    ("get_weather", {"city": "Paris"}, "call_w1"),
+    ("get_order", {"order_id": 1234}, "call_o1"),
+    ("search_kb", {"query": "refund policy"}, "call_s1"),
+    ("search_kb", {"query": "refund policy"}, "call_s2"),
+]
+RESULTS = ["sunny, 21C", "order 1234: shipped", None, "Refunds take 5 days."]
+
+
+def _tree(run: str, keep: Any = None) -> SpanTree:
+    spans = read_spans(FRAMEWORKS / f"{run}.traces.json")
+    return SpanTree.from_spans([s for s in spans if keep is None or keep(s)])
+
+
+def _typed(tree: SpanTree, span_type: str) -> list[Any]:
+    return [n for n in tree if n.attributes.get(mlflow.SPAN_TYPE) == json.dumps(span_type)]
+
+
+def test_a_traced_loop_is_the_agent_run_and_its_tool_spans_take_the_models_call_ids() -> None:
+    """The `@mlflow.trace(span_type=AGENT)` loop is the agent run (its output the final text); the decorated tools
+    record their keyword arguments and return value, no call id: the autologged requests' calls supply it."""
+    traj = extract(_tree(LOOP.format("")))
+    assert [(r.name, r.final_output, r.dialect) for r in traj.agent_runs] == [("support", FINAL, "mlflow")]
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.dialect, c.args_source, c.agent, c.executed) for c in got} == {("mlflow", "span", "support", True)}
+    assert [c.status for c in got] == ["ok", "ok", "error", "ok"]
+    assert got[2].error == "RuntimeError: knowledge base unavailable"
+    assert [c.result for c in got] == RESULTS
+    assert [(r.model, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.dialect) for r in traj.model_requests] == [
+        ("gpt-4o", 49, 57, 0, "mlflow"), ("gpt-4o", 157, 31, 0, "mlflow"), ("gpt-4o", 224, 31, 0, "mlflow"),
+        ("gpt-4o", 288, 17, 0, "mlflow"),
+    ]  # fmt: skip
+
+
+def test_requested_calls_and_results_are_read_from_the_chat_completion_and_the_request() -> None:
+    requests = _typed(_tree(LOOP.format("")), "CHAT_MODEL")
+    requested = [[(r.name, r.arguments, r.call_id) for r in mlflow.requested_calls(n.attributes)] for n in requests]
+    assert requested == [
+        [("get_weather", '{"city": "Paris"}', "call_w1"), ("get_order", '{"order_id": 1234}', "call_o1")],
+        [("search_kb", '{"query": "refund policy"}', "call_s1")], [("search_kb", '{"query": "refund policy"}', "call_s2")],
+        [],
+    ]  # fmt: skip
+    assert mlflow.tool_results(requests[-1].attributes) == {
+        "call_w1": "sunny, 21C", "call_o1": "order 1234: shipped", "call_s1": "Error: knowledge base unavailable",
+        "call_s2": "Refunds take 5 days.",
+    }  # fmt: skip
+    assert mlflow.tool_results(requests[0].attributes) == {}
+
+
+def test_a_streamed_request_records_no_requested_calls_so_the_tool_spans_keep_no_call_id() -> None:
+    """MLflow reduces a streamed chat completion to its text (tool_calls null, finish_reason stop): the calls are
+    still read from the tool spans, without call ids, and the results the requests were given are still read."""
+    tree = _tree(LOOP.format("--stream"))
+    requests = _typed(tree, "CHAT_MODEL")
+    assert [mlflow.requested_calls(n.attributes) for n in requests] == [[], [], [], []]
+    assert mlflow.tool_results(requests[-1].attributes)["call_s2"] == "Refunds take 5 days."
+    got = extract(tree).calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id, c.status) for c in got] == [
+        (n, a, None, s) for (n, a, _), s in zip(SCENARIO, ["ok", "ok", "error", "ok"], strict=True)
+    ]
+
+
+def test_a_loops_model_spans_alone_give_the_calls_their_arguments_ids_and_results() -> None:
+    traj = extract(_tree(LOOP.format(""), keep=lambda s: s.attributes.get(mlflow.SPAN_TYPE) != '"TOOL"'))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.args_source, c.executed, c.agent) for c in got} == {("messages", None, "support")}
+    assert [c.result for c in got] == ["sunny, 21C", "order 1234: shipped", "Error: knowledge base unavailable",
+                                       "Refunds take 5 days."]  # fmt: skip
+
+
+@pytest.mark.parametrize("setting", ["", "--stream"])
+def test_a_langgraph_graph_is_the_run_and_its_tool_spans_carry_langchains_call_ids(setting: str) -> None:
+    """The graph's outermost CHAIN span (LangGraph metadata without a node) is the run, not its nodes' CHAIN spans;
+    a tool span's `tool_call_id` attribute is the model's call id, its ToolMessage output's content the result."""
+    traj = extract(_tree(GRAPH.format(setting)))
+    assert [(r.name, r.final_output, r.dialect) for r in traj.agent_runs] == [("support", FINAL, "mlflow")]
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.dialect, c.args_source, c.agent) for c in got} == {("mlflow", "span", "support")}
+    assert [c.status for c in got] == ["ok", "ok", "error", "ok"]
+    assert got[2].error == "knowledge base unavailable"
+    assert [c.result for c in got] == RESULTS
+    assert [(r.model, r.provider, r.input_tokens) for r in traj.model_requests] == [
+        ("gpt-4o", "openai", 49), ("gpt-4o", "openai", 161), ("gpt-4o", "openai", 245), ("gpt-4o", "openai", 314),
+    ]  # fmt: skip
+
+
+def test_langchain_requests_record_the_calls_in_the_chat_completion_shape() -> None:
+    requests = _typed(_tree(GRAPH.format("")), "CHAT_MODEL")
+    requested = [[(r.name, r.call_id) for r in mlflow.requested_calls(n.attributes)] for n in requests]
+    assert requested == [[("get_weather", "call_w1"), ("get_order", "call_o1")], [("search_kb", "call_s1")],
+                         [("search_kb", "call_s2")], []]  # fmt: skip
+    results = mlflow.tool_results(requests[-1].attributes)
+    assert results["call_w1"] == "sunny, 21C" and results["call_s2"] == "Refunds take 5 days."
+
+
+def test_the_genai_semconv_export_carries_no_mlflow_attributes_and_is_read_as_genai() -> None:
+    """With MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true MLflow exports `gen_ai.*` in place of `mlflow.*`: the MLflow
+    dialect recognizes none of it."""
+    tree = _tree(LOOP.format("--genai-semconv"))
+    assert not any(mlflow.recognizes(n) for n in tree)
+    traj = extract(tree)
+    assert [(c.name, c.args, c.call_id, c.dialect) for c in traj.calls(include_failed=True)] == [
+        (n, a, i, "genai") for n, a, i in SCENARIO
+    ]
+    assert [(r.name, r.dialect) for r in traj.agent_runs] == [("support", "genai")]
+
+
+# --- single behaviours, on spans made with the OpenTelemetry SDK as MLflow writes them -----------------------
+
+SCOPE = "mlflow.tracing.provider"
+
+
+def _span(name: str, span_type: str, attrs: dict[str, Any] | None = None, *children: Node, **spec: Any) -> Node:
+    base = {mlflow.SPAN_TYPE: json.dumps(span_type), "mlflow.traceRequestId": json.dumps("tr-1")}
+    return Node(SpanSpec(name, base | (attrs or {}), **spec), children)
+
+
+def _graph_metadata(node: str | None = None) -> dict[str, str]:
+    metadata: dict[str, Any] = {"ls_integration": "langgraph"}
+    if node is not None:
+        metadata["langgraph_node"] = node
+    return {mlflow.METADATA: json.dumps(metadata)}
+
+
+def test_a_graph_inside_a_node_a_plain_chain_and_other_span_types_are_no_steps() -> None:
+    """A graph run inside another graph's node carries that node's metadata: its calls are the outer graph's. A
+    CHAIN span without LangGraph metadata, and a RETRIEVER span, are recognized but are no steps; an LLM span is a
+    model request; a span without `mlflow.spanType` is not MLflow's."""
+    tool = _span("lookup", "TOOL", {mlflow.INPUTS: '{"q": "x"}', mlflow.OUTPUTS: '"found"'})
+    tree = spans_of(
+        _span("outer", "CHAIN", _graph_metadata(),
+              _span("agent", "CHAIN", _graph_metadata("agent"),
+                    _span("inner", "CHAIN", _graph_metadata("agent"), tool)),
+              _span("RunnableSequence", "CHAIN"), _span("docs", "RETRIEVER"),
+              _span("complete", "LLM", {mlflow.MODEL: '"gpt-4o"', mlflow.USAGE: '{"input_tokens": 5, "output_tokens": 2}'}),
+              Node(SpanSpec("http GET", {"http.method": "GET"}))),
+        scope=SCOPE,
+    )  # fmt: skip
+    by_name = {n.name: n for n in tree}
+    assert [classify(by_name[n]) for n in ("agent", "inner", "RunnableSequence", "docs")] == [True] * 4
+    assert classify(by_name["http GET"]) is False and not mlflow.recognizes(by_name["http GET"])
+    assert isinstance(run := classify(by_name["outer"]), AgentRun) and run.name == "outer"
+    assert isinstance(request := classify(by_name["complete"]), ModelRequest)
+    assert (request.model, request.input_tokens, request.output_tokens) == ("gpt-4o", 5, 2)
+    traj = extract(tree)
+    assert [(c.name, c.args, c.result, c.agent) for c in traj.calls()] == [("lookup", {"q": "x"}, "found", "outer")]
+
+
+def test_a_failed_tool_without_a_status_message_takes_the_exception_events_message() -> None:
+    tree = spans_of(_span("search", "TOOL", {mlflow.INPUTS: '{"q": "x"}'}, status="error",
+                          exception=RuntimeError("index offline")), scope=SCOPE)  # fmt: skip
+    (call,) = extract(tree).calls(include_failed=True)
+    assert (call.status, call.error, call.result) == ("error", "index offline", None)
+
+
+def test_masked_inputs_and_outputs_are_not_recorded_and_the_reason_names_mlflows_span_processors() -> None:
+    """A user's `mlflow.tracing.configure(span_processors=[...])` function that sets a span's inputs and outputs to
+    None leaves `null`: not recorded, and the argument check says which setting records them."""
+    tree = spans_of(_span("support", "AGENT", {mlflow.OUTPUTS: '"done"'},
+                          _span("get_order", "TOOL", {mlflow.INPUTS: "null", mlflow.OUTPUTS: "null"})),
+                    scope=SCOPE)  # fmt: skip
+    traj = extract(tree)
+    (call,) = traj.calls()
+    assert (call.name, call.args, call.result, call.agent) == ("get_order", NOT_RECORDED, None, "support")
+    named, arguments = grade(traj, [ToolCorrectness(expected_tools=["get_order"]),
+                                    ArgumentCorrectness("get_order", {"order_id": 1234})])  # fmt: skip
+    assert named.outcome == "passed"
+    assert arguments.outcome == "not_evaluated", arguments.reasoning
+    assert "mlflow.tracing.configure(span_processors=" in arguments.reasoning, arguments.reasoning
