@@ -22,6 +22,7 @@ from tracegrade.tree import SpanTree
 FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
 LOOP = "openai--mlflow--content-on{}"
 GRAPH = "langgraph--mlflow--content-on{}"
+MASKED = ["openai--mlflow--content-off", "langgraph--mlflow--content-off--stream"]
 FINAL = "Order 1234 has shipped. It is sunny in Paris. Refunds take 5 days."
 SCENARIO = [
     ("get_weather", {"city": "Paris"}, "call_w1"),
@@ -131,6 +132,28 @@ def test_the_genai_semconv_export_carries_no_mlflow_attributes_and_is_read_as_ge
         (n, a, i, "genai") for n, a, i in SCENARIO
     ]
     assert [(r.name, r.dialect) for r in traj.agent_runs] == [("support", "genai")]
+
+
+@pytest.mark.parametrize("run", MASKED)
+def test_inputs_and_outputs_a_span_processor_masked_are_not_recorded_and_the_reason_names_it(run: str) -> None:
+    """Content off is a `mlflow.tracing.configure(span_processors=[...])` function setting inputs and outputs to None:
+    arguments and results are not recorded (the argument check is not_evaluated, naming that setting); names,
+    LangChain's call ids, failures and token usage still are."""
+    traj = extract(_tree(run))
+    got = traj.calls(include_failed=True)
+    graph = run.startswith("langgraph")
+    assert [(c.name, c.call_id, c.status) for c in got] == [
+        (n, i if graph else None, s) for (n, _, i), s in zip(SCENARIO, ["ok", "ok", "error", "ok"], strict=True)
+    ]
+    assert all(c.args is NOT_RECORDED and c.result is None for c in got)
+    assert [r.final_output for r in traj.agent_runs] == [None]
+    tokens = [49, 161, 245, 314] if graph else [49, 157, 224, 288]
+    assert [r.input_tokens for r in traj.model_requests] == tokens
+    named, arguments = grade(traj, [ToolCorrectness(expected_tools=["get_weather", "get_order", "search_kb"]),
+                                    ArgumentCorrectness("get_order", {"order_id": 1234})])  # fmt: skip
+    assert named.outcome == "passed"
+    assert arguments.outcome == "not_evaluated", arguments.reasoning
+    assert "mlflow.tracing.configure(span_processors=" in arguments.reasoning, arguments.reasoning
 
 
 # --- single behaviours, on spans made with the OpenTelemetry SDK as MLflow writes them -----------------------
