@@ -171,7 +171,13 @@ def test_a_gate_that_is_not_a_gate_is_refused_at_registration(monkeypatch: pytes
 # What the dialects read, listed here rather than taken from the gates under test.
 _VALUES: dict[str, list[Any]] = {
     "logfire.msg": ["running tool: search", "running output function: final", "invalid tool call: x", "chat gpt-4o"],
-    "logfire.msg_template": ["Agent run: {name!r}", "Function: {name}", "Chat completion with {model!r}"],
+    "logfire.msg_template": ["Agent run: {name!r}", "Function: {name}", "Chat completion with {model!r}",
+                             "Chat Completion with {request_data[model]!r}",
+                             "streaming response from {request_data[model]!r} took {duration:.2f}s"],
+    "request_data": ['{"model": "gpt-4o"}', '{"messages": [{"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}'],
+    "response_data": ['{"message": {"tool_calls": [{"id": "call_1", "function": {"name": "search", "arguments": "{}"}}]}}',
+                      '{"combined_chunk_content": "", "chunk_count": 0}'],
+    "gen_ai.response.id": ["resp_1"],
     "logfire.span_type": ["span", "log"],
     "openinference.span.kind": ["TOOL", "LLM", "AGENT", "CHAIN"],
     "traceloop.span.kind": ["tool", "agent", "task", "workflow", "handoff"],
@@ -240,7 +246,7 @@ _HEADS = ["chat", "execute_tool", "invoke_agent", "running", "agent", "MCP", "to
 _SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow", ".run", ".acall", ".llm"]
 _SCOPES = ["", "pydantic-ai", "logfire.openai_agents", "logfire", "openinference.instrumentation.openai_agents",
            "opentelemetry.instrumentation.openai_agents", "opentelemetry.instrumentation.httpx", "agent_framework",
-           "langfuse-sdk", "llamaindex.opentelemetry.tracer"]  # fmt: skip
+           "langfuse-sdk", "llamaindex.opentelemetry.tracer", "logfire.openai", "logfire.anthropic"]  # fmt: skip
 
 
 @st.composite

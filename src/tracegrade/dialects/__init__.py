@@ -36,6 +36,7 @@ from . import (
     langfuse,
     langsmith,
     llamaindex,
+    logfire,
     mcp,
     mlflow,
     openai_agents,
@@ -71,7 +72,7 @@ class Dialect(Protocol):
 
 DIALECTS: list[Dialect] = [
     pydantic_ai, openinference, openllmetry, vercel_ai, langfuse, openai_agents, llamaindex, langsmith, mlflow, haystack,
-    genai, mcp,
+    logfire, genai, mcp,
 ]
 """Auto-detection order: most specific first."""
 

@@ -33,7 +33,8 @@ Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Stra
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
 a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
 one the LangSmith SDK marks `langsmith.span.kind` = `prompt` no model request (its other runs are read by the
-`langsmith` dialect);
+`langsmith` dialect), nor the span opening a request Logfire streams (`logfire.stream_opening`: its response is
+in Logfire's log of it, read by the `logfire` dialect);
 the contrib OpenAI Agents instrumentation's placeholder `gen_ai.agent.name` (`LABEL_AGENT_SCOPES`). A run span
 named otherwise than `{operation} {name}` (an SDK trace span named after its workflow) has no name unless an
 attribute gives one.
@@ -50,6 +51,8 @@ from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
 from ._common import cost_of, first_int, first_str
 from ._dispatch import Gate
 from ._messages import SUMMARY_IDS, Requested, event_name, otel_requests, summary_requests
+from .logfire import SCOPES as LOGFIRE_SCOPES
+from .logfire import stream_opening
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -149,7 +152,9 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
     if op == "execute_tool":
         return _tool_call(node) or handoff(node) or True
     if op in MODEL_OPERATIONS:
-        return _model_request(node) if attrs.get(LANGSMITH_KIND) != "prompt" else handoff(node) or True
+        if attrs.get(LANGSMITH_KIND) == "prompt" or (node.scope_name in LOGFIRE_SCOPES and stream_opening(node)):
+            return handoff(node) or True
+        return _model_request(node)
     if op in RUN_OPERATIONS:
         return _agent_run(node, op) or handoff(node) or True
     return handoff(node) or True
@@ -308,6 +313,8 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
 
 def model_request(node: SpanNode) -> ModelRequest | None:
     if operation(node) not in MODEL_OPERATIONS or node.attributes.get(LANGSMITH_KIND) == "prompt":
+        return None
+    if stream_opening(node):
         return None
     return _model_request(node)
 

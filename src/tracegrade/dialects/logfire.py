@@ -1,0 +1,180 @@
+"""Logfire's LLM client instrumentations: `logfire.instrument_openai()` and `logfire.instrument_anthropic()`
+(scopes `logfire.openai`, `logfire.anthropic`), one CLIENT span per request (`Chat Completion with
+{request_data[model]!r}`, `Message with ...`, `Responses API with ...`) with `gen_ai.operation.name`.
+
+Two span formats (`version=`, both when asked): 2 (the default) records messages as OTel GenAI JSON
+(`gen_ai.input.messages` / `gen_ai.output.messages`) and only the model in `request_data`; 1 (legacy) records
+the whole request as JSON in `request_data` (`messages`: OpenAI chat messages, results in `tool` messages; or
+Anthropic messages, results in `tool_result` blocks) and the response in `response_data`
+(`{"message": {..., "tool_calls": [...]}, "usage": ...}`, OpenAI's shape also for Anthropic, whose call
+`arguments` are Logfire's `{"input": {...}}` around the model's input).
+
+Streaming: the request span ends when the stream is returned, recording no response; when the stream has been
+read, Logfire logs the response as a zero-length span `streaming response from {request_data[model]!r} took
+{duration:.2f}s` (`logfire.span_type` = `log`) in the caller's context (beside the request span, not inside
+it), holding the request again with the response and usage. That log is the model request; a request span
+that ended without error and without a response is a streamed request's opening, no step (a stream never read
+leaves no log, and its request is not counted). Version 1 logs only the streamed text of an Anthropic response
+(`{"combined_chunk_content", "chunk_count"}`): the calls it made are recorded in the next request's
+`request_data`, and are read from there (the last assistant message of a streamed request's input holds the
+previous response's calls) — once each as long as a run's Anthropic requests are all streamed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..trajectory import ModelRequest
+from ._common import cost_of, first_int, first_str
+from ._dispatch import Gate
+from ._messages import Requested, otel_requests, otel_results
+
+if TYPE_CHECKING:
+    from ..tree import SpanNode
+
+__all__ = [
+    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls_of", "stream_opening",
+    "tool_call", "tool_results_of",
+]  # fmt: skip
+
+name = "logfire"
+ANTHROPIC_SCOPE = "logfire.anthropic"
+SCOPES = frozenset({"logfire.openai", ANTHROPIC_SCOPE})
+GATE = Gate(scopes=SCOPES)
+STREAM_LOG = "streaming response from "
+"""How the message template of the log holding a streamed response begins."""
+_MODEL_OPERATIONS = frozenset({"chat", "text_completion"})
+_RESPONSE_KEYS = ("response_data", "gen_ai.output.messages", "gen_ai.response.id", "gen_ai.usage.input_tokens",
+                  "gen_ai.usage.output_tokens")  # fmt: skip
+_INPUT, _OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"
+
+
+def recognizes(node: SpanNode) -> bool:
+    return node.scope_name in SCOPES
+
+
+def classify(node: SpanNode) -> ModelRequest | bool:
+    """False outside Logfire's client scopes, else the model request or True (same answers as the spec)."""
+    if node.scope_name not in SCOPES:
+        return False
+    return model_request(node) or True
+
+
+def agent_run(node: SpanNode) -> None:
+    return None
+
+
+def tool_call(node: SpanNode) -> None:
+    return None
+
+
+def model_request(node: SpanNode) -> ModelRequest | None:
+    """A chat or completion request's span that recorded its response (or failed), or the log of a streamed one."""
+    attrs = node.attributes
+    if attrs.get("gen_ai.operation.name") not in _MODEL_OPERATIONS:
+        return None
+    if stream_opening(node):
+        return None  # its response is in the log
+    return ModelRequest(
+        model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model"),
+        input_tokens=first_int(attrs, "gen_ai.usage.input_tokens"),
+        output_tokens=first_int(attrs, "gen_ai.usage.output_tokens"),
+        response_model=first_str(attrs, "gen_ai.response.model"),
+        provider=first_str(attrs, "gen_ai.provider.name", "gen_ai.system"),
+        cache_read_tokens=first_int(attrs, "gen_ai.usage.cache_read.input_tokens"),
+        span=node,
+        dialect=name,
+        cost=cost_of(attrs),
+    )
+
+
+def stream_opening(node: SpanNode) -> bool:
+    """A Logfire client span that opened a streamed request: not the streamed response's log, ended without
+    error and without recording a response (no model request; the `genai` dialect does not read one either)."""
+    if node.scope_name not in SCOPES:
+        return False
+    attrs = node.attributes
+    template = attrs.get("logfire.msg_template")
+    if isinstance(template, str) and template.startswith(STREAM_LOG):
+        return False
+    return node.status != "error" and not any(k in attrs for k in _RESPONSE_KEYS)
+
+
+def _json(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+    return raw
+
+
+def _messages(attrs: Mapping[str, Any]) -> list[Any]:
+    """The request's messages in version 1's `request_data`."""
+    data = _json(attrs.get("request_data"))
+    messages = data.get("messages") if isinstance(data, dict) else None
+    return messages if isinstance(messages, list) else []
+
+
+def _unwrapped(arguments: Any) -> Any:
+    """An Anthropic call's input from Logfire's `{"input": {...}}` (as recorded when it is not that)."""
+    parsed = _json(arguments)
+    if isinstance(parsed, dict) and list(parsed) == ["input"]:
+        return parsed["input"]
+    return arguments
+
+
+def requested_calls_of(node: SpanNode) -> list[Requested]:
+    """The calls the response requested: its GenAI output messages, else version 1's `response_data`
+    (Anthropic's arguments unwrapped); for a streamed Anthropic response that recorded only its text, the
+    `tool_use` blocks of the last assistant message in the request (the previous response's calls)."""
+    attrs = node.attributes
+    if (raw := attrs.get(_OUTPUT)) is not None:
+        return otel_requests(raw)
+    data = _json(attrs.get("response_data"))
+    if not isinstance(data, dict):
+        return []
+    anthropic = node.scope_name == ANTHROPIC_SCOPE
+    message = data.get("message")
+    if isinstance(message, dict):
+        out = []
+        for call in message.get("tool_calls") or ():
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                args = _unwrapped(fn.get("arguments")) if anthropic else fn.get("arguments")
+                out.append(Requested.of(fn.get("name"), args, call.get("id")))
+        return out
+    if anthropic and "combined_chunk_content" in data:
+        last = next(
+            (m for m in reversed(_messages(attrs)) if isinstance(m, dict) and m.get("role") == "assistant"), None
+        )
+        if last is not None:
+            return [Requested.of(b.get("name"), b.get("input"), b.get("id")) for b in _blocks(last, "tool_use")]
+    return []
+
+
+def _blocks(message: Mapping[str, Any], kind: str) -> Iterator[dict[str, Any]]:
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == kind:
+            yield block
+
+
+def tool_results_of(node: SpanNode) -> dict[str, Any]:
+    """`{call_id: result}` from the request's GenAI input messages, else version 1's `request_data` messages
+    (OpenAI `tool` messages, Anthropic `tool_result` blocks)."""
+    attrs = node.attributes
+    if (raw := attrs.get(_INPUT)) is not None:
+        return otel_results(raw)
+    out: dict[str, Any] = {}
+    for message in _messages(attrs):
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool" and isinstance(cid := message.get("tool_call_id"), str):
+            out[cid] = message.get("content")
+        for block in _blocks(message, "tool_result"):
+            if isinstance(cid := block.get("tool_use_id"), str):
+                out[cid] = block.get("content")
+    return out
