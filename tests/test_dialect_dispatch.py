@@ -178,6 +178,8 @@ _VALUES: dict[str, list[Any]] = {
     "response_data": ['{"message": {"tool_calls": [{"id": "call_1", "function": {"name": "search", "arguments": "{}"}}]}}',
                       '{"combined_chunk_content": "", "chunk_count": 0}'],
     "gen_ai.response.id": ["resp_1"],
+    "events": ['[{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "call_1", '
+               '"function": {"name": "search", "arguments": "{}"}}]}]'],
     "logfire.span_type": ["span", "log"],
     "openinference.span.kind": ["TOOL", "LLM", "AGENT", "CHAIN"],
     "traceloop.span.kind": ["tool", "agent", "task", "workflow", "handoff"],

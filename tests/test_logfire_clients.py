@@ -26,7 +26,9 @@ CALLS = [
     ("search_kb", "call_s1", {"query": "refund policy"}, "Error: knowledge base unavailable"),
     ("search_kb", "call_s2", {"query": "refund policy"}, "Refunds take 5 days."),
 ]
-STREAMED = [f"{client}--logfire--content-on--stream{v}" for client in ("openai", "anthropic") for v in ("", "--v1")]
+STREAMED = [f"{client}--logfire--content-on--stream{v}" for client in ("openai", "anthropic") for v in ("", "--v1")] + [
+    f"openai--logfire--content-on--stream--{v}" for v in ("responses", "responses-v1")
+]
 STREAM_LOG = "streaming response from {request_data[model]!r} took {duration:.2f}s"
 
 
@@ -58,10 +60,28 @@ def _outcomes(results: list[Any]) -> list[str]:
 
 @pytest.mark.parametrize("run", ["openai--logfire--content-on--v1", "anthropic--logfire--content-on--v1"])
 def test_version_1_calls_come_from_response_data_and_results_from_request_data(run: str) -> None:
+    """Chat Completions and Anthropic Messages in the legacy format: no GenAI messages, the calls in
+    `response_data`, their results in the next request's `request_data`."""
     tree = tree_of(run)
     assert not any("gen_ai.output.messages" in n.attributes for n in tree)  # the legacy format only
     assert _calls(run) == CALLS
     assert {c.args_source for c in trajectory(run).all_calls} == {"messages"}
+
+
+def test_version_1_responses_calls_are_the_trailing_assistant_events_of_each_response() -> None:
+    """The Responses API in the legacy format: one `events` list per span, the input's items then the response's;
+    each call is read once, from the response that made it, its result from a later request's tool event."""
+    run = "openai--logfire--content-on--responses-v1"
+    spans = sorted((n for n in tree_of(run) if "events" in n.attributes), key=lambda n: n.start_ns)
+    assert not any("gen_ai.output.messages" in n.attributes for n in spans)
+    in_events = [
+        [e["tool_calls"][0]["id"] for e in json.loads(n.attributes["events"]) if "tool_calls" in e] for n in spans
+    ]
+    assert in_events[-1] == ["call_w1", "call_o1", "call_s1", "call_s2"]  # the whole history, repeated
+    assert _calls(run) == CALLS
+    traj = trajectory(run)
+    requests = [r.span for r in traj.model_requests]
+    assert [requests.index(c.span) for c in traj.all_calls] == [0, 0, 1, 2]
 
 
 def test_an_anthropic_call_s_arguments_are_the_model_s_input_not_logfire_s_wrapper() -> None:

@@ -7,7 +7,11 @@ Two span formats (`version=`, both when asked): 2 (the default) records messages
 the whole request as JSON in `request_data` (`messages`: OpenAI chat messages, results in `tool` messages; or
 Anthropic messages, results in `tool_result` blocks) and the response in `response_data`
 (`{"message": {..., "tool_calls": [...]}, "usage": ...}`, OpenAI's shape also for Anthropic, whose call
-`arguments` are Logfire's `{"input": {...}}` around the model's input).
+`arguments` are Logfire's `{"input": {...}}` around the model's input); for the Responses API, version 1
+records the input items and then the response's output items as one list of OTel-style events in `events`
+(`gen_ai.*.message` dicts: the output ones all `role` `assistant`, calls in OpenAI's `tool_calls`, results as
+`gen_ai.tool.message` with the call `id`), so a response's calls are the trailing assistant events of a span
+that recorded a response.
 
 Streaming: the request span ends when the stream is returned, recording no response; when the stream has been
 read, Logfire logs the response as a zero-length span `streaming response from {request_data[model]!r} took
@@ -127,25 +131,23 @@ def _unwrapped(arguments: Any) -> Any:
 
 
 def requested_calls_of(node: SpanNode) -> list[Requested]:
-    """The calls the response requested: its GenAI output messages, else version 1's `response_data`
-    (Anthropic's arguments unwrapped); for a streamed Anthropic response that recorded only its text, the
-    `tool_use` blocks of the last assistant message in the request (the previous response's calls)."""
+    """The calls the response requested: its GenAI output messages, else version 1's output `events` (Responses
+    API) or `response_data` (Anthropic's arguments unwrapped); for a streamed Anthropic response that recorded
+    only its text, the `tool_use` blocks of the last assistant message in the request (the previous response's
+    calls)."""
     attrs = node.attributes
     if (raw := attrs.get(_OUTPUT)) is not None:
         return otel_requests(raw)
+    if (events := attrs.get("events")) is not None:
+        return _output_events(events) if "gen_ai.response.id" in attrs else []
     data = _json(attrs.get("response_data"))
     if not isinstance(data, dict):
         return []
     anthropic = node.scope_name == ANTHROPIC_SCOPE
     message = data.get("message")
     if isinstance(message, dict):
-        out = []
-        for call in message.get("tool_calls") or ():
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict):
-                args = _unwrapped(fn.get("arguments")) if anthropic else fn.get("arguments")
-                out.append(Requested.of(fn.get("name"), args, call.get("id")))
-        return out
+        calls = _openai_calls(message.get("tool_calls"))
+        return [r._replace(arguments=_unwrapped(r.arguments)) for r in calls] if anthropic else calls
     if anthropic and "combined_chunk_content" in data:
         last = next(
             (m for m in reversed(_messages(attrs)) if isinstance(m, dict) and m.get("role") == "assistant"), None
@@ -153,6 +155,27 @@ def requested_calls_of(node: SpanNode) -> list[Requested]:
         if last is not None:
             return [Requested.of(b.get("name"), b.get("input"), b.get("id")) for b in _blocks(last, "tool_use")]
     return []
+
+
+def _openai_calls(calls: Any) -> list[Requested]:
+    """OpenAI `tool_calls` (`{"id", "function": {"name", "arguments"}}`)."""
+    out = []
+    for call in calls if isinstance(calls, list) else ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            out.append(Requested.of(fn.get("name"), fn.get("arguments"), call.get("id")))
+    return out
+
+
+def _output_events(raw: Any) -> list[Requested]:
+    """The calls of the trailing `assistant` events of a Responses span's version 1 `events` (its output)."""
+    events = _json(raw)
+    if not isinstance(events, list):
+        return []
+    start = len(events)
+    while start and isinstance(events[start - 1], dict) and events[start - 1].get("role") == "assistant":
+        start -= 1
+    return [r for event in events[start:] for r in _openai_calls(event.get("tool_calls"))]
 
 
 def _blocks(message: Mapping[str, Any], kind: str) -> Iterator[dict[str, Any]]:
@@ -163,12 +186,16 @@ def _blocks(message: Mapping[str, Any], kind: str) -> Iterator[dict[str, Any]]:
 
 
 def tool_results_of(node: SpanNode) -> dict[str, Any]:
-    """`{call_id: result}` from the request's GenAI input messages, else version 1's `request_data` messages
-    (OpenAI `tool` messages, Anthropic `tool_result` blocks)."""
+    """`{call_id: result}` from the request's GenAI input messages, else version 1's `events` (`tool` events) and
+    `request_data` messages (OpenAI `tool` messages, Anthropic `tool_result` blocks)."""
     attrs = node.attributes
     if (raw := attrs.get(_INPUT)) is not None:
         return otel_results(raw)
     out: dict[str, Any] = {}
+    events = _json(attrs.get("events"))
+    for event in events if isinstance(events, list) else ():
+        if isinstance(event, dict) and event.get("role") == "tool" and isinstance(cid := event.get("id"), str):
+            out[cid] = event.get("content")
     for message in _messages(attrs):
         if not isinstance(message, dict):
             continue
