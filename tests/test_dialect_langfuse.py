@@ -345,3 +345,31 @@ def test_a_haystack_agent_result_gives_its_last_messages_text() -> None:
     plain = {"answer": "Hello."}  # any other output is kept as recorded
     tree = spans_of(observation("support", "agent", {"langfuse.observation.output": json.dumps(plain)}))
     assert [r.final_output for r in extract(tree).agent_runs] == [plain]
+
+
+def test_assistant_tool_calls_of_every_recorded_shape_are_requested_calls() -> None:
+    """OpenAI function and custom tool calls and LangChain's calls are read; an entry of another shape is a call
+    whose name was not recorded (noted, not dropped); an entry that is not an object is no call."""
+    from tracegrade.dialects._messages import Requested, tool_calls_in
+
+    entries = [
+        {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        {"id": "c2", "type": "custom", "custom": {"name": "run_sql", "input": "SELECT 1"}},
+        {"name": "get_order", "args": {"order_id": 1234}, "id": "c3", "type": "tool_call"},
+        {"id": "c4", "type": "mystery"},
+        "not a call",
+    ]
+    assert tool_calls_in(entries) == [
+        Requested("get_weather", '{"city": "Paris"}', "c1"),
+        Requested("run_sql", "SELECT 1", "c2"),
+        Requested("get_order", {"order_id": 1234}, "c3"),
+        Requested(None, None, "c4"),
+    ]
+    assert tool_calls_in(None) == tool_calls_in({"id": "c1"}) == []
+    message = {"role": "assistant", "content": None, "tool_calls": entries}
+    traj = extract(spans_of(observation("support", "agent", {}, generation(message))))
+    assert [(c.name, c.args, c.call_id, c.executed) for c in traj.all_calls] == [
+        ("get_weather", {"city": "Paris"}, "c1", None), ("run_sql", "SELECT 1", "c2", None),
+        ("get_order", {"order_id": 1234}, "c3", None),
+    ]  # fmt: skip
+    assert any("whose name was not recorded" in note for note in traj.incomplete), traj.incomplete

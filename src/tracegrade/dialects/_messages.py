@@ -40,6 +40,7 @@ __all__ = [
     "results",
     "results_reader",
     "summary_requests",
+    "tool_calls_in",
 ]
 
 
@@ -58,6 +59,25 @@ class Requested(NamedTuple):
             arguments,
             call_id if isinstance(call_id, str) and call_id else None,
         )
+
+
+def tool_calls_in(calls: Any) -> list[Requested]:
+    """The calls in an assistant message's `tool_calls` list: OpenAI's `{"id", "function": {"name", "arguments"}}`
+    (or a custom tool's `{"id", "custom": {"name", "input"}}`), LangChain's `{"name", "args", "id"}`. An entry of
+    another shape is a call whose name was not recorded (merging notes it); one that is not an object is no call."""
+    out = []
+    for tc in calls if isinstance(calls, list) else ():
+        if not isinstance(tc, dict):
+            continue
+        if isinstance(fn := tc.get("function"), dict):
+            out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
+        elif isinstance(custom := tc.get("custom"), dict):
+            out.append(Requested.of(custom.get("name"), custom.get("input"), tc.get("id")))
+        elif "args" in tc:
+            out.append(Requested.of(tc.get("name"), tc["args"], tc.get("id")))
+        else:
+            out.append(Requested.of(None, None, tc.get("id")))
+    return out
 
 
 def json_list(raw: Any) -> list[Any]:
@@ -283,13 +303,7 @@ def logs_requested(records: Any) -> list[Requested]:
     for record in records:
         name = event_name(record)
         if name == "gen_ai.choice":
-            for call in _tool_calls(_body(record)):
-                if not isinstance(call, dict):
-                    continue
-                fn = call.get("function")
-                if not isinstance(fn, dict):
-                    fn = {}
-                out.append(Requested.of(fn.get("name"), fn.get("arguments"), call.get("id")))
+            out.extend(tool_calls_in(_tool_calls(_body(record))))
         elif name == "gen_ai.client.inference.operation.details":
             out.extend(otel_requests(record.attributes.get("gen_ai.output.messages")))
     return out

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import NOT_RECORDED, AgentRun, Cost, ModelRequest, ToolCall, parse_args
 from ._common import first_str, to_int
 from ._dispatch import Gate
-from ._messages import Requested
+from ._messages import Requested, tool_calls_in
 from .genai import REDACTED, new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -163,13 +163,7 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     for item in _items(attrs.get(OUTPUT)):
         if item.get("type") == "function_call":  # Responses API
             out.append(Requested.of(item.get("name"), item.get("arguments"), item.get("call_id")))
-        for tc in item.get("tool_calls") or ():  # chat completions
-            if not isinstance(tc, dict):
-                continue
-            if isinstance(fn := tc.get("function"), dict):
-                out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
-            elif "args" in tc:  # LangChain ToolCall
-                out.append(Requested.of(tc.get("name"), tc["args"], tc.get("id")))
+        out.extend(tool_calls_in(item.get("tool_calls")))  # chat completions, LangChain
         if isinstance(fn := item.get("function_call"), dict):
             out.append(Requested.of(fn.get("name"), fn.get("arguments"), None))
     return out

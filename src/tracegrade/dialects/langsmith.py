@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
 from ._dispatch import Gate
-from ._messages import Requested
+from ._messages import Requested, tool_calls_in
 from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -264,13 +264,7 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
         if message.get("type") == "function_call":  # a Responses output item
             out.append(Requested.of(message.get("name"), message.get("arguments"), message.get("call_id")))
             continue
-        for tc in message.get("tool_calls") or ():
-            if not isinstance(tc, dict):
-                continue
-            if isinstance(fn := tc.get("function"), dict):  # OpenAI's shape
-                out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
-            else:  # LangChain's
-                out.append(Requested.of(tc.get("name"), tc.get("args"), tc.get("id")))
+        out.extend(tool_calls_in(message.get("tool_calls")))  # OpenAI's shape or LangChain's
     return out
 
 

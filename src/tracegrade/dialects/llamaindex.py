@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
 from ._dispatch import Gate
-from ._messages import Requested
+from ._messages import Requested, tool_calls_in
 from .genai import set_failure
 
 if TYPE_CHECKING:
@@ -138,12 +138,7 @@ def _calls_in(blocks: Any, tool_calls: Any) -> list[Requested]:
             out.append(Requested.of(block.get("tool_name"), block.get("tool_kwargs"), block.get("tool_call_id")))
     if out:
         return out
-    tool_calls = _json(tool_calls)
-    for call in tool_calls if isinstance(tool_calls, list) else ():
-        fn = call.get("function") if isinstance(call, dict) else None
-        if isinstance(fn, dict):
-            out.append(Requested.of(fn.get("name"), fn.get("arguments"), call.get("id")))
-    return out
+    return tool_calls_in(_json(tool_calls))
 
 
 def requested_calls_of(node: SpanNode) -> list[Requested]:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import ModelRequest
 from ._common import cost_of, first_int, first_str
 from ._dispatch import Gate
-from ._messages import Requested, otel_requests, otel_results
+from ._messages import Requested, otel_requests, otel_results, tool_calls_in
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -146,7 +146,7 @@ def requested_calls_of(node: SpanNode) -> list[Requested]:
     anthropic = node.scope_name == ANTHROPIC_SCOPE
     message = data.get("message")
     if isinstance(message, dict):
-        calls = _openai_calls(message.get("tool_calls"))
+        calls = tool_calls_in(message.get("tool_calls"))
         return [r._replace(arguments=_unwrapped(r.arguments)) for r in calls] if anthropic else calls
     if anthropic and "combined_chunk_content" in data:
         last = next(
@@ -157,16 +157,6 @@ def requested_calls_of(node: SpanNode) -> list[Requested]:
     return []
 
 
-def _openai_calls(calls: Any) -> list[Requested]:
-    """OpenAI `tool_calls` (`{"id", "function": {"name", "arguments"}}`)."""
-    out = []
-    for call in calls if isinstance(calls, list) else ():
-        fn = call.get("function") if isinstance(call, dict) else None
-        if isinstance(fn, dict):
-            out.append(Requested.of(fn.get("name"), fn.get("arguments"), call.get("id")))
-    return out
-
-
 def _output_events(raw: Any) -> list[Requested]:
     """The calls of the trailing `assistant` events of a Responses span's version 1 `events` (its output)."""
     events = _json(raw)
@@ -175,7 +165,7 @@ def _output_events(raw: Any) -> list[Requested]:
     start = len(events)
     while start and isinstance(events[start - 1], dict) and events[start - 1].get("role") == "assistant":
         start -= 1
-    return [r for event in events[start:] for r in _openai_calls(event.get("tool_calls"))]
+    return [r for event in events[start:] for r in tool_calls_in(event.get("tool_calls"))]
 
 
 def _blocks(message: Mapping[str, Any], kind: str) -> Iterator[dict[str, Any]]:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import to_int
 from ._dispatch import Gate
-from ._messages import Requested
+from ._messages import Requested, tool_calls_in
 from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -199,9 +199,8 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     out = []
     for choice in choices if isinstance(choices, list) else ():
         message = choice.get("message") if isinstance(choice, dict) else None
-        for tc in (message.get("tool_calls") or ()) if isinstance(message, dict) else ():
-            if isinstance(tc, dict) and isinstance(fn := tc.get("function"), dict):
-                out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
+        if isinstance(message, dict):
+            out.extend(tool_calls_in(message.get("tool_calls")))
     return out
 
 

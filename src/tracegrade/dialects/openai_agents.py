@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
 from ._dispatch import Gate
-from ._messages import Requested
+from ._messages import Requested, tool_calls_in
 from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -105,10 +105,7 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     for item in _items(attrs.get("output")):
         if item.get("type") == "function_call":  # Responses API
             out.append(Requested.of(item.get("name"), item.get("arguments"), item.get("call_id")))
-        for tc in item.get("tool_calls") or ():  # chat completions
-            fn = tc.get("function") or {} if isinstance(tc, dict) else {}
-            if isinstance(fn, dict):
-                out.append(Requested.of(fn.get("name"), fn.get("arguments"), tc.get("id")))
+        out.extend(tool_calls_in(item.get("tool_calls")))  # chat completions
     return out
 
 
