@@ -47,6 +47,8 @@ REQUESTS_NOT_RECORDED = {
     "autogen--native": "AutoGen's own tracing records agent and tool spans, no model calls",
     "google-adk--openinference": "OpenInference's google-adk instrumentor writes every model call onto ADK's agent span",
     "agno--openllmetry": "OpenLLMetry's Agno instrumentation records agent and tool spans, no model calls",
+    "anthropic--mlflow--content-on--stream": "mlflow.anthropic.autolog() traces Messages.create, not messages.stream()",
+    "anthropic--mlflow--content-off--stream": "mlflow.anthropic.autolog() traces Messages.create, not messages.stream()",
 }
 CLIENT_TOO = "--with-openai"  # variant that instruments the model client as well: its requests are recorded
 
@@ -287,7 +289,7 @@ _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetr
           "mcp-openlit": "OpenLIT, with MCP tools: OpenLIT MCP",
           "langsmith": "LangSmith SDK's OpenTelemetry export (LangChain's tracer, @traceable + wrap_openai, or "
                        "OpenAIAgentsTracingProcessor)",
-          "mlflow": "MLflow Tracing's OTLP export (mlflow.openai / mlflow.langchain autolog, @mlflow.trace)"}  # fmt: skip
+          "mlflow": "MLflow Tracing's OTLP export (autolog integrations, @mlflow.trace)"}  # fmt: skip
 
 
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
