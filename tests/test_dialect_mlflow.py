@@ -14,7 +14,7 @@ import pytest
 from _dialect_spans import Node, SpanSpec, spans_of
 from tracegrade import grade
 from tracegrade.dialects import classify, extract, mlflow
-from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
+from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, ToolCorrectness
 from tracegrade.ingest import read_spans
 from tracegrade.trajectory import NOT_RECORDED, AgentRun, ModelRequest
 from tracegrade.tree import SpanTree
@@ -218,3 +218,141 @@ def test_masked_inputs_and_outputs_are_not_recorded_and_the_reason_names_mlflows
     assert named.outcome == "passed"
     assert arguments.outcome == "not_evaluated", arguments.reasoning
     assert "mlflow.tracing.configure(span_processors=" in arguments.reasoning, arguments.reasoning
+
+
+# --- more autolog integrations: the OpenAI Agents SDK, DSPy ReAct, the Anthropic client (committed corpus runs) ------
+
+AGENTS = "openai-agents--mlflow--content-{}"
+AGENTS_RESULTS = ["sunny, 21C", "order 1234: shipped", "An error occurred while running the tool. Please try again.",
+                  "Refunds take 5 days."]  # fmt: skip
+
+
+@pytest.mark.parametrize("setting", ["on", "on--stream"])
+def test_an_agents_sdk_run_is_the_runners_unnamed_run_around_the_sdks_named_agent(setting: str) -> None:
+    """`mlflow.openai.autolog()` opens an AGENT span around `Runner.run` (`AgentRunner.run`, marked
+    `mlflow.openai.agent_run_root`): a run with no agent's name holding the final output; the SDK's agent span is the
+    agent `support`, whose recorded `{"output_type": "str"}` is no output. The calls are the agent's."""
+    traj = extract(_tree(AGENTS.format(setting)))
+    assert [(r.name, r.final_output) for r in traj.agent_runs] == [(None, FINAL), ("support", None)]
+    assert traj.final_output == FINAL
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.dialect, c.args_source, c.agent) for c in got} == {("mlflow", "span", "support")}
+    assert [c.status for c in got] == ["ok", "ok", "error", "ok"]
+    assert [c.result for c in got] == AGENTS_RESULTS
+
+
+def test_an_agents_sdk_generation_span_and_the_client_span_inside_it_are_one_request() -> None:
+    """Each request is the SDK's generation span (CHAT_MODEL) with the autologged client request (CHAT_MODEL) inside:
+    read once, with the generation's tokens."""
+    traj = extract(_tree(AGENTS.format("on")))
+    assert [(r.span.name, r.model, r.input_tokens, r.output_tokens) for r in traj.model_requests] == [
+        ("Generation", "gpt-4o", 49, 57), ("Generation", "gpt-4o", 157, 31), ("Generation", "gpt-4o", 231, 31),
+        ("Generation", "gpt-4o", 295, 17),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("setting", ["on", "on--stream"])
+def test_an_agents_sdk_generation_records_its_calls_as_messages_or_streamed_responses(setting: str) -> None:
+    """A generation span's outputs are the assistant messages (`tool_calls`), or streamed, the Responses API responses
+    the SDK builds (`function_call` items with `call_id`); its inputs are the list of messages sent (`role: tool`)."""
+    generations = [n for n in _typed(_tree(AGENTS.format(setting)), "CHAT_MODEL") if n.name == "Generation"]
+    requested = [[(r.name, r.arguments, r.call_id) for r in mlflow.requested_calls(n.attributes)] for n in generations]
+    assert requested == [
+        [("get_weather", '{"city": "Paris"}', "call_w1"), ("get_order", '{"order_id": 1234}', "call_o1")],
+        [("search_kb", '{"query": "refund policy"}', "call_s1")], [("search_kb", '{"query": "refund policy"}', "call_s2")],
+        [],
+    ]  # fmt: skip
+    assert mlflow.tool_results(generations[-1].attributes) == dict(
+        zip(["call_w1", "call_o1", "call_s1", "call_s2"], AGENTS_RESULTS, strict=True)
+    )
+
+
+def test_a_streamed_agents_sdk_run_without_its_tool_spans_takes_the_calls_from_the_generations() -> None:
+    """The streamed client span records text only: the generation spans' responses alone give the calls their
+    names, arguments, call ids and results."""
+    traj = extract(_tree(AGENTS.format("on--stream"), keep=lambda s: s.attributes.get(mlflow.SPAN_TYPE) != '"TOOL"'))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.args_source, c.executed, c.agent) for c in got} == {("messages", None, "support")}
+    assert [c.result for c in got] == AGENTS_RESULTS
+
+
+DSPY = "dspy--mlflow--content-{}"
+
+
+@pytest.mark.parametrize("setting", ["on", "on--stream", "off"])
+def test_dspy_tool_spans_are_named_by_their_name_attribute_not_the_tool_method(setting: str) -> None:
+    """MLflow's DSPy callback names a tool span `Tool.<name>` and records the tool's name in its `name` attribute:
+    the call is named after the tool. ReAct's `finish` is not traced; the failed search_kb keeps its error."""
+    traj = extract(_tree(DSPY.format(setting)))
+    got = traj.calls(include_failed=True)
+    assert [c.span.name for c in got] == ["Tool.get_weather", "Tool.get_order", "Tool.search_kb", "Tool.search_kb"]
+    assert [(c.name, c.status) for c in got] == [(n, s) for (n, _, _), s in zip(SCENARIO, ["ok", "ok", "error", "ok"],
+                                                                                  strict=True)]  # fmt: skip
+    assert got[2].error == "knowledge base unavailable"
+    if setting == "off":
+        assert all(c.args is NOT_RECORDED for c in got)
+    else:
+        assert [(c.args, c.result) for c in got] == [(a, r) for (_, a, _), r in zip(SCENARIO, RESULTS, strict=True)]
+    assert [r.name for r in traj.agent_runs] == ["ReAct.forward"]
+    assert {c.agent for c in got} == {"ReAct.forward"}
+
+
+def test_a_dspy_predictor_and_the_lm_call_inside_it_are_one_request() -> None:
+    """A DSPy `Predict.forward` span (LLM) holds its `LM.__call__` span (CHAT_MODEL): six requests, not twelve, the
+    model and provider from the LM's span (the DSPy LM records no token usage)."""
+    traj = extract(_tree(DSPY.format("on")))
+    requests = [(r.model, r.provider, r.input_tokens) for r in traj.model_requests]
+    assert requests == [("openai/gpt-4o", "openai", None)] * 6
+
+
+ANTHROPIC = "anthropic--mlflow--content-{}"
+
+
+def test_an_anthropic_message_gives_the_tool_spans_the_models_call_ids_and_the_results() -> None:
+    """`mlflow.anthropic.autolog()` records the Message (`tool_use` blocks: the requested calls) and the request's
+    user messages (`tool_result` blocks): the decorated tool spans take the call ids by order."""
+    tree = _tree(ANTHROPIC.format("on"))
+    requests = _typed(tree, "CHAT_MODEL")
+    assert [[(r.name, r.arguments, r.call_id) for r in mlflow.requested_calls(n.attributes)] for n in requests] == [
+        [("get_weather", {"city": "Paris"}, "call_w1"), ("get_order", {"order_id": 1234}, "call_o1")],
+        [("search_kb", {"query": "refund policy"}, "call_s1")], [("search_kb", {"query": "refund policy"}, "call_s2")],
+        [],
+    ]  # fmt: skip
+    assert mlflow.tool_results(requests[-1].attributes) == {
+        "call_w1": "sunny, 21C", "call_o1": "order 1234: shipped", "call_s1": "Error: knowledge base unavailable",
+        "call_s2": "Refunds take 5 days.",
+    }  # fmt: skip
+    traj = extract(tree)
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id, c.agent) for c in got] == [(n, a, i, "support") for n, a, i in SCENARIO]
+    assert [(r.model, r.provider, r.input_tokens) for r in traj.model_requests] == [
+        ("claude-sonnet-4-5", "anthropic", 42), ("claude-sonnet-4-5", "anthropic", 144),
+        ("claude-sonnet-4-5", "anthropic", 214), ("claude-sonnet-4-5", "anthropic", 276),
+    ]  # fmt: skip
+
+
+def test_anthropic_requests_streamed_with_messages_stream_are_not_traced_so_the_budget_is_not_evaluated() -> None:
+    """The autolog patches `Messages.create` only: a loop streaming with `messages.stream()` records agent and tool
+    spans, no request, and a request budget is not_evaluated."""
+    traj = extract(_tree(ANTHROPIC.format("on--stream")))
+    assert traj.model_requests == []
+    assert [(c.name, c.args) for c in traj.calls(include_failed=True)] == [(n, a) for n, a, _ in SCENARIO]
+    (budget,) = grade(traj, [MaxModelRequests(max_requests=4)])
+    assert budget.outcome == "not_evaluated", budget.reasoning
+
+
+def test_a_tool_spans_name_attribute_names_the_call_and_an_output_type_is_no_final_output() -> None:
+    tree = spans_of(
+        _span("AgentRunner.run", "AGENT", {mlflow.RUN_ROOT: "true", mlflow.OUTPUTS: '"done"'},
+              _span("triage", "AGENT", {mlflow.OUTPUTS: '{"output_type": "str"}', "output_type": '"str"'},
+                    _span("Tool.lookup", "TOOL", {"name": '"lookup"', mlflow.INPUTS: '{"q": "x"}'}))),
+        _span("planner", "AGENT", {mlflow.OUTPUTS: '{"output_type": "Plan"}'}),
+        scope=SCOPE,
+    )  # fmt: skip
+    traj = extract(tree)
+    # an `output_type` output without the `output_type` attribute is a user's output
+    runs = [(r.name, r.final_output) for r in traj.agent_runs]
+    assert runs == [(None, "done"), ("triage", None), ("planner", {"output_type": "Plan"})]
+    assert [(c.name, c.args, c.agent) for c in traj.calls()] == [("lookup", {"q": "x"}, "triage")]

@@ -1,23 +1,28 @@
-"""MLflow Tracing (`mlflow` / `mlflow-tracing`): `@mlflow.trace`, `mlflow.start_span` and the autolog
-integrations (`mlflow.openai.autolog()`, `mlflow.langchain.autolog()`, ...), as MLflow exports them over OTLP.
+"""MLflow Tracing (`mlflow` / `mlflow-tracing`): `@mlflow.trace`, `mlflow.start_span` and the autolog integrations
+(`mlflow.openai.autolog()`, `mlflow.langchain.autolog()`, ...), as MLflow exports them over OTLP.
 
-Every attribute value MLflow writes is JSON text (a string is quoted: `mlflow.spanType` = `"TOOL"`).
-Recognized by `mlflow.spanType`: `TOOL` is a tool call (named after the span; `mlflow.spanInputs` the keyword
-arguments; the `tool_call_id` attribute LangChain's callback records, the model's call id; `mlflow.spanOutputs`
-the result, a LangChain `ToolMessage`'s content; `null` inputs or outputs, as a masking span processor may leave
-them, are not recorded; status ERROR and the `exception` event when it raised), `CHAT_MODEL` and `LLM` a model
-request (`mlflow.llm.model`, else the `model` invocation parameter; tokens from
-`mlflow.chat.tokenUsage`; `mlflow.llm.provider`), `AGENT` an agent run named after the span (its output the final
-output), and a `CHAIN` span of a LangGraph graph that is not one of a graph's nodes (its `metadata` attribute has
-`ls_integration` = `langgraph` and no `langgraph_node`) an agent run named after the graph, the last AI message
-of its output the final output. Other span types are not steps.
+Every attribute value MLflow writes is JSON text (a string is quoted: `mlflow.spanType` = `"TOOL"`). Recognized by
+`mlflow.spanType`: `TOOL` is a tool call (named by its `name` attribute, as the DSPy callback records it on its
+`Tool.<name>` spans, else after the span; `mlflow.spanInputs` the keyword arguments; the `tool_call_id` attribute
+LangChain's callback records, the model's call id; `mlflow.spanOutputs` the result, a LangChain `ToolMessage`'s
+content; `null` inputs or outputs, as a masking span processor may leave them, are not recorded; status ERROR and the
+`exception` event when it raised), `CHAT_MODEL` and `LLM` a model request (`mlflow.llm.model`, else the `model`
+invocation parameter; tokens from `mlflow.chat.tokenUsage`; `mlflow.llm.provider`), `AGENT` an agent run named after
+the span (its output the final output; an Agents SDK agent span's `{"output_type": ...}` outputs are no output; the
+span `mlflow.openai.autolog()` opens around an Agents SDK `Runner.run`, marked `mlflow.openai.agent_run_root`, a run
+without an agent's name whose output is the run's final output), and a `CHAIN` span of a LangGraph graph that is not
+one of a graph's nodes (its `metadata` attribute has `ls_integration` = `langgraph` and no `langgraph_node`) an agent
+run named after the graph, the last AI message of its output the final output. Other span types are not steps.
 
-A model request's `mlflow.spanOutputs` is the OpenAI chat completion (LangChain's messages are recorded in the
-same shape): `choices[].message.tool_calls` hold the requested calls; its `mlflow.spanInputs` `messages` hold the
-`role: tool` messages with the results. A streamed OpenAI request's output is the chunks reduced to text only
-(no tool calls). MLflow has no setting that leaves inputs and outputs out; `mlflow.tracing.configure(
-span_processors=[...])` runs the user's functions over each span before export, which may mask them.
-With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by `genai`).
+A model request's `mlflow.spanOutputs` is the OpenAI chat completion (LangChain's messages are recorded in the same
+shape): `choices[].message.tool_calls` hold the requested calls; its `mlflow.spanInputs` `messages` hold the `role:
+tool` messages with the results. An Agents SDK generation span records the messages sent as a list and the assistant
+messages it received (streamed: the Responses API responses the SDK builds, `function_call` output items); an
+Anthropic request the Message (`tool_use` blocks) and the `tool_result` blocks of its user messages. A streamed OpenAI
+client request's output is the chunks reduced to text only (no tool calls). MLflow has no setting that leaves inputs
+and outputs out; `mlflow.tracing.configure(span_processors=[...])` runs the user's functions over each span before
+export, which may mask them. With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead
+(read by `genai`).
 """
 
 from __future__ import annotations
@@ -44,7 +49,10 @@ SPAN_TYPE = "mlflow.spanType"
 GATE = Gate(keys=frozenset({SPAN_TYPE}))
 INPUTS, OUTPUTS = "mlflow.spanInputs", "mlflow.spanOutputs"
 MODEL, PROVIDER, USAGE = "mlflow.llm.model", "mlflow.llm.provider", "mlflow.chat.tokenUsage"
-METADATA, CALL_ID = "metadata", "tool_call_id"
+METADATA, CALL_ID, TOOL_NAME = "metadata", "tool_call_id", "name"
+RUN_ROOT = "mlflow.openai.agent_run_root"
+"""Marks the AGENT span `mlflow.openai.autolog()` opens around an Agents SDK `Runner.run` / `run_streamed`."""
+OUTPUT_TYPE = "output_type"
 _TOOL, _AGENT, _CHAIN = '"TOOL"', '"AGENT"', '"CHAIN"'
 _MODEL_TYPES = frozenset({'"CHAT_MODEL"', '"LLM"'})
 _NULL = "null"
@@ -100,6 +108,10 @@ def _agent_run(node: SpanNode) -> AgentRun | None:
     attrs = node.attributes
     outputs = _decoded(attrs.get(OUTPUTS))
     if attrs[SPAN_TYPE] == _AGENT:
+        if attrs.get(RUN_ROOT) == "true":  # the runner's span, named after its method: no agent's name
+            return AgentRun(name=None, final_output=outputs, span=node, dialect=name)
+        if OUTPUT_TYPE in attrs and isinstance(outputs, dict) and outputs.keys() == {OUTPUT_TYPE}:
+            outputs = None  # an Agents SDK agent span: its output's type, not its output
         return AgentRun(name=node.name or None, final_output=outputs, span=node, dialect=name)
     raw = attrs.get(METADATA)
     if not isinstance(raw, str) or '"langgraph"' not in raw:
@@ -132,10 +144,11 @@ def tool_call(node: SpanNode) -> ToolCall | None:
 def _tool_call(node: SpanNode) -> ToolCall | None:
     """`tool_call` of a `TOOL` span (None for a span without a name)."""
     attrs = node.attributes
-    if not node.name:
+    tool = _text(attrs, TOOL_NAME) or node.name
+    if not tool:
         return None
     raw = attrs.get(INPUTS)
-    call = new_tool_call(node.name, None if raw == _NULL else raw, node, name)
+    call = new_tool_call(tool, None if raw == _NULL else raw, node, name)
     if (call_id := _text(attrs, CALL_ID)) is not None:
         call.call_id = call_id
     if OUTPUTS in attrs and attrs[OUTPUTS] != _NULL:
@@ -193,24 +206,42 @@ def _messages(items: Any) -> Iterator[dict[str, Any]]:
 
 
 def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
-    """The tool calls a model request generated: `choices[].message.tool_calls` of `mlflow.spanOutputs`."""
-    doc = _recorded(attrs.get(OUTPUTS), '"tool_calls"')
-    choices = doc.get("choices") if isinstance(doc, dict) else None
+    """The tool calls a model request generated, from `mlflow.spanOutputs`: `choices[].message.tool_calls` of a chat
+    completion; an Agents SDK generation's list of assistant messages (their `tool_calls`) or of Responses API
+    responses (their `output[]` items of type `function_call`); an Anthropic Message's `tool_use` content blocks."""
+    raw = attrs.get(OUTPUTS)
+    doc = _recorded(raw, '"tool_calls"') or _recorded(raw, '"function_call"') or _recorded(raw, '"tool_use"')
     out = []
-    for choice in choices if isinstance(choices, list) else ():
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if isinstance(message, dict):
-            out.extend(tool_calls_in(message.get("tool_calls")))
+    if isinstance(doc, dict) and doc.get("type") == "message" and isinstance(blocks := doc.get("content"), list):
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                out.append(Requested.of(block.get("name"), block.get("input"), block.get("id")))
+        return out
+    if isinstance(doc, dict):
+        choices = doc.get("choices")
+        doc = [c.get("message") for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+    for item in doc if isinstance(doc, list) else ():
+        if not isinstance(item, dict):
+            continue
+        out.extend(tool_calls_in(item.get("tool_calls")))
+        for part in item.get("output") or () if item.get("object") == "response" else ():
+            if isinstance(part, dict) and part.get("type") == "function_call":
+                out.append(Requested.of(part.get("name"), part.get("arguments"), part.get("call_id")))
     return out
 
 
 def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """`{call_id: content}` of the `role: tool` messages in `mlflow.spanInputs` `messages`."""
-    doc = _recorded(attrs.get(INPUTS), '"tool_call_id"')
+    """`{call_id: content}` of the `role: tool` messages in `mlflow.spanInputs` (its `messages`, or the list of
+    messages itself: an Agents SDK generation's input), and of the `tool_result` blocks of Anthropic user messages."""
+    raw = attrs.get(INPUTS)
+    doc = _recorded(raw, '"tool_call_id"') or _recorded(raw, '"tool_use_id"')
     out: dict[str, Any] = {}
-    if not isinstance(doc, dict):
-        return out
-    for message in _messages(doc.get("messages")):
+    for message in _messages(doc.get("messages") if isinstance(doc, dict) else doc):
         if message.get("role") == "tool" and isinstance(call_id := message.get("tool_call_id"), str):
             out[call_id] = message.get("content")
+        elif message.get("role") == "user" and isinstance(blocks := message.get("content"), list):
+            for block in blocks:
+                is_result = isinstance(block, dict) and block.get("type") == "tool_result"
+                if is_result and isinstance(call_id := block.get("tool_use_id"), str):
+                    out[call_id] = block.get("content")
     return out
