@@ -14,7 +14,7 @@ import pytest
 from _dialect_spans import Node, SpanSpec, spans_of
 from tracegrade import grade
 from tracegrade.dialects import classify, extract, mlflow
-from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, ToolCorrectness
+from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, MaxTokens, ToolCorrectness
 from tracegrade.ingest import read_spans
 from tracegrade.trajectory import NOT_RECORDED, AgentRun, ModelRequest
 from tracegrade.tree import SpanTree
@@ -356,3 +356,36 @@ def test_a_tool_spans_name_attribute_names_the_call_and_an_output_type_is_no_fin
     runs = [(r.name, r.final_output) for r in traj.agent_runs]
     assert runs == [(None, "done"), ("triage", None), ("planner", {"output_type": "Plan"})]
     assert [(c.name, c.args, c.agent) for c in traj.calls()] == [("lookup", {"q": "x"}, "triage")]
+
+
+@pytest.mark.parametrize("setting", ["on--responses", "on--stream--responses"])
+def test_an_agents_sdk_response_span_records_output_items_results_and_the_responses_usage(setting: str) -> None:
+    """Over the Responses API the SDK's response span (CHAT_MODEL 'Response') records the output items
+    (`function_call`, with `call_id`), the input items (`function_call_output`) and the response's own `usage` (no
+    `mlflow.chat.tokenUsage`; streamed, the client span inside records none either)."""
+    tree = _tree(AGENTS.format(setting))
+    responses = [n for n in _typed(tree, "CHAT_MODEL") if n.name == "Response"]
+    assert all(mlflow.USAGE not in n.attributes for n in responses)
+    assert [[(r.name, r.call_id) for r in mlflow.requested_calls(n.attributes)] for n in responses] == [
+        [("get_weather", "call_w1"), ("get_order", "call_o1")], [("search_kb", "call_s1")], [("search_kb", "call_s2")], [],
+    ]  # fmt: skip
+    assert mlflow.tool_results(responses[-1].attributes) == dict(
+        zip(["call_w1", "call_o1", "call_s1", "call_s2"], AGENTS_RESULTS, strict=True)
+    )
+    traj = extract(tree)
+    assert [(c.name, c.args, c.call_id) for c in traj.calls(include_failed=True)] == SCENARIO
+    assert [(r.input_tokens, r.output_tokens, r.cache_read_tokens) for r in traj.model_requests] == [
+        (42, 76, 0), (160, 40, 0), (232, 40, 0), (295, 62, 0),
+    ]  # fmt: skip
+
+
+def test_a_streamed_agents_sdk_generations_zero_usage_is_not_recorded_so_a_token_budget_is_not_evaluated() -> None:
+    """Streaming chat completions without a usage chunk, the SDK records a usage of zeros on its generation span (and
+    the client span none): no token count is recorded, and a token budget is not_evaluated, not passed."""
+    tree = _tree(AGENTS.format("on--stream"))
+    generations = [n for n in _typed(tree, "CHAT_MODEL") if n.name == "Generation"]
+    assert {json.loads(n.attributes[mlflow.USAGE])["input_tokens"] for n in generations} == {0}
+    traj = extract(tree)
+    assert [(r.input_tokens, r.output_tokens) for r in traj.model_requests] == [(None, None)] * 4
+    (budget,) = grade(traj, [MaxTokens(max_total=10)])
+    assert budget.outcome == "not_evaluated", budget.reasoning

@@ -7,22 +7,25 @@ Every attribute value MLflow writes is JSON text (a string is quoted: `mlflow.sp
 LangChain's callback records, the model's call id; `mlflow.spanOutputs` the result, a LangChain `ToolMessage`'s
 content; `null` inputs or outputs, as a masking span processor may leave them, are not recorded; status ERROR and the
 `exception` event when it raised), `CHAT_MODEL` and `LLM` a model request (`mlflow.llm.model`, else the `model`
-invocation parameter; tokens from `mlflow.chat.tokenUsage`; `mlflow.llm.provider`), `AGENT` an agent run named after
-the span (its output the final output; an Agents SDK agent span's `{"output_type": ...}` outputs are no output; the
-span `mlflow.openai.autolog()` opens around an Agents SDK `Runner.run`, marked `mlflow.openai.agent_run_root`, a run
-without an agent's name whose output is the run's final output), and a `CHAIN` span of a LangGraph graph that is not
-one of a graph's nodes (its `metadata` attribute has `ls_integration` = `langgraph` and no `langgraph_node`) an agent
-run named after the graph, the last AI message of its output the final output. Other span types are not steps.
+invocation parameter; tokens from `mlflow.chat.tokenUsage`, else, on an Agents SDK response span, from the `usage` the
+response recorded; an Agents SDK span's usage of zero input and output tokens, the SDK's empty usage when a stream
+carried none, is not recorded; `mlflow.llm.provider`), `AGENT` an agent run named after the span (its output the final
+output; an Agents SDK agent span's `{"output_type": ...}` outputs are no output; the span `mlflow.openai.autolog()`
+opens around an Agents SDK `Runner.run`, marked `mlflow.openai.agent_run_root`, a run without an agent's name whose
+output is the run's final output), and a `CHAIN` span of a LangGraph graph that is not one of a graph's nodes (its
+`metadata` attribute has `ls_integration` = `langgraph` and no `langgraph_node`) an agent run named after the graph,
+the last AI message of its output the final output. Other span types are not steps.
 
 A model request's `mlflow.spanOutputs` is the OpenAI chat completion (LangChain's messages are recorded in the same
 shape): `choices[].message.tool_calls` hold the requested calls; its `mlflow.spanInputs` `messages` hold the `role:
 tool` messages with the results. An Agents SDK generation span records the messages sent as a list and the assistant
-messages it received (streamed: the Responses API responses the SDK builds, `function_call` output items); an
-Anthropic request the Message (`tool_use` blocks) and the `tool_result` blocks of its user messages. A streamed OpenAI
-client request's output is the chunks reduced to text only (no tool calls). MLflow has no setting that leaves inputs
-and outputs out; `mlflow.tracing.configure(span_processors=[...])` runs the user's functions over each span before
-export, which may mask them. With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead
-(read by `genai`).
+messages it received (streamed: the Responses API responses the SDK builds, `function_call` output items); its
+response span (Responses API) the input items (`function_call_output` with the results) and the output items
+(`function_call`), and the client span inside it the response; an Anthropic request the Message (`tool_use` blocks)
+and the `tool_result` blocks of its user messages. A streamed OpenAI client request's output is the chunks reduced to
+text only (no tool calls). MLflow has no setting that leaves inputs and outputs out;
+`mlflow.tracing.configure(span_processors=[...])` runs the user's functions over each span before export, which may
+mask them. With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by `genai`).
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ METADATA, CALL_ID, TOOL_NAME = "metadata", "tool_call_id", "name"
 RUN_ROOT = "mlflow.openai.agent_run_root"
 """Marks the AGENT span `mlflow.openai.autolog()` opens around an Agents SDK `Runner.run` / `run_streamed`."""
 OUTPUT_TYPE = "output_type"
+MESSAGE_FORMAT, RESPONSE_USAGE = "mlflow.message.format", "usage"
+_AGENTS_SDK = '"openai-agent"'
+"""`mlflow.message.format` of the Agents SDK's generation and response spans (a response span copies the Responses
+API response's fields, its `usage` among them, as attributes)."""
 _TOOL, _AGENT, _CHAIN = '"TOOL"', '"AGENT"', '"CHAIN"'
 _MODEL_TYPES = frozenset({'"CHAT_MODEL"', '"LLM"'})
 _NULL = "null"
@@ -174,13 +181,20 @@ def model_request(node: SpanNode) -> ModelRequest | None:
 def _model_request(node: SpanNode) -> ModelRequest:
     attrs = node.attributes
     usage = _decoded(attrs.get(USAGE))
-    if not isinstance(usage, dict):
-        usage = {}
+    cache_read = usage.get("cache_read_input_tokens") if isinstance(usage, dict) else None
+    if not isinstance(usage, dict) and attrs.get(MESSAGE_FORMAT) == _AGENTS_SDK:
+        usage = _decoded(attrs.get(RESPONSE_USAGE))  # an Agents SDK response span: the Response's own usage
+        details = usage.get("input_tokens_details") if isinstance(usage, dict) else None
+        cache_read = details.get("cached_tokens") if isinstance(details, dict) else None
+    if not isinstance(usage, dict) or (
+        attrs.get(MESSAGE_FORMAT) == _AGENTS_SDK and usage.get("input_tokens") == 0 == usage.get("output_tokens")
+    ):
+        usage = {}  # none recorded; an Agents SDK span's zeros: the SDK's empty usage (a stream without a usage chunk)
     return ModelRequest(
         model=_text(attrs, MODEL) or _text(attrs, "model"),
         input_tokens=to_int(usage.get("input_tokens")),
         output_tokens=to_int(usage.get("output_tokens")),
-        cache_read_tokens=to_int(usage.get("cache_read_input_tokens")),
+        cache_read_tokens=to_int(cache_read),
         provider=_text(attrs, PROVIDER),
         span=node,
         dialect=name,
@@ -207,8 +221,9 @@ def _messages(items: Any) -> Iterator[dict[str, Any]]:
 
 def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     """The tool calls a model request generated, from `mlflow.spanOutputs`: `choices[].message.tool_calls` of a chat
-    completion; an Agents SDK generation's list of assistant messages (their `tool_calls`) or of Responses API
-    responses (their `output[]` items of type `function_call`); an Anthropic Message's `tool_use` content blocks."""
+    completion; the `output[]` items of type `function_call` of a Responses API response; an Agents SDK span's list
+    of assistant messages (their `tool_calls`), of responses, or of response output items; an Anthropic Message's
+    `tool_use` content blocks."""
     raw = attrs.get(OUTPUTS)
     doc = _recorded(raw, '"tool_calls"') or _recorded(raw, '"function_call"') or _recorded(raw, '"tool_use"')
     out = []
@@ -219,12 +234,13 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
         return out
     if isinstance(doc, dict):
         choices = doc.get("choices")
-        doc = [c.get("message") for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+        doc = [c.get("message") for c in choices if isinstance(c, dict)] if isinstance(choices, list) else [doc]
     for item in doc if isinstance(doc, list) else ():
         if not isinstance(item, dict):
             continue
         out.extend(tool_calls_in(item.get("tool_calls")))
-        for part in item.get("output") or () if item.get("object") == "response" else ():
+        parts = (item.get("output") or ()) if item.get("object") == "response" else (item,)
+        for part in parts if isinstance(parts, list | tuple) else ():
             if isinstance(part, dict) and part.get("type") == "function_call":
                 out.append(Requested.of(part.get("name"), part.get("arguments"), part.get("call_id")))
     return out
@@ -232,13 +248,19 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
 
 def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """`{call_id: content}` of the `role: tool` messages in `mlflow.spanInputs` (its `messages`, or the list of
-    messages itself: an Agents SDK generation's input), and of the `tool_result` blocks of Anthropic user messages."""
+    messages itself: an Agents SDK span's input), of its Responses API `function_call_output` items, and of the
+    `tool_result` blocks of Anthropic user messages."""
     raw = attrs.get(INPUTS)
     doc = _recorded(raw, '"tool_call_id"') or _recorded(raw, '"tool_use_id"')
+    doc = doc or _recorded(raw, '"function_call_output"')
     out: dict[str, Any] = {}
-    for message in _messages(doc.get("messages") if isinstance(doc, dict) else doc):
+    if isinstance(doc, dict):
+        doc = doc.get("messages") if "messages" in doc else doc.get("input")
+    for message in _messages(doc):
         if message.get("role") == "tool" and isinstance(call_id := message.get("tool_call_id"), str):
             out[call_id] = message.get("content")
+        elif message.get("type") == "function_call_output" and isinstance(call_id := message.get("call_id"), str):
+            out[call_id] = message.get("output")
         elif message.get("role") == "user" and isinstance(blocks := message.get("content"), list):
             for block in blocks:
                 is_result = isinstance(block, dict) and block.get("type") == "tool_result"
