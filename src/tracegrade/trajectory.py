@@ -84,7 +84,8 @@ class ToolCall(str):
     """One tool-call attempt. Equal to (and hashable as) its tool name, so `"search" in calls` works.
 
     `args` is the decoded JSON arguments (normally a dict) or `NOT_RECORDED` when the span carries
-    no arguments; `args_text` is the raw recorded text and `args_source` where the arguments came
+    no arguments, or none by name (`args_text` then holds what it recorded, e.g. a decorator's positional
+    arguments); `args_text` is the raw recorded text and `args_source` where the arguments came
     from (`"span"`, `"messages"`, `"given"`, or `"external"`: stored outside the telemetry, at
     `args_ref`, so `args` is `NOT_RECORDED`). `status` is `"ok"` or `"error"` (the tool raised or
     asked for a retry); deferred calls and output functions are flagged, not failed. A call denied
