@@ -278,6 +278,7 @@ _FRAMEWORK_PACKAGE = {
     "openai": "openai", "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai-slim",
     "semantic-kernel": "semantic-kernel",
     "smolagents": "smolagents", "strands": "strands-agents", "vercel-ai": "ai",
+    "langgraph-js": "@langchain/langgraph",
 }  # fmt: skip
 _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetry GenAI (contrib)",
           "openinference": "OpenInference", "openllmetry": "OpenLLMetry (Traceloop)", "logfire": "Logfire",
@@ -294,6 +295,8 @@ _LABEL = {"native": "its own OpenTelemetry tracing", "otel-genai": "OpenTelemetr
 
 def _instrumentor_package(entry: dict[str, Any]) -> str | None:
     packages, kind = entry["packages"], entry["instrumentor"].removeprefix("mcp-")
+    if kind == "openllmetry" and (js := [p for p in packages if p.startswith("@traceloop/instrumentation-")]):
+        return f"{js[0]} {packages[js[0]]}"  # OpenLLMetry-JS
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
               "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire",
               "langfuse": "langfuse",
