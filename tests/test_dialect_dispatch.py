@@ -237,6 +237,11 @@ _VALUES: dict[str, list[Any]] = {
     "mlflow.chat.tokenUsage": ['{"input_tokens": 3, "output_tokens": 1}'],
     "metadata": ['{"ls_integration": "langgraph"}', '{"ls_integration": "langgraph", "langgraph_node": "agent"}'],
     "tool_call_id": ['"call_1"'],
+    "traceloop.entity.input": ['{"args": ["{\\"city\\":\\"Paris\\"}"]}', '{"args": [], "kwargs": {"city": "Paris"}}'],
+    "traceloop.entity.output": ['{"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "ToolMessage"], '
+                                '"kwargs": {"status": "success", "content": "ok", "tool_call_id": "call_1", "name": "search"}}',
+                                '{"lc": 1, "id": ["langchain_core", "messages", "ToolMessage"], "kwargs": {"content": "ok"}}',
+                                '{"output": "ok", "kwargs": {}}'],
 }
 _ANY_VALUE = ["search", "gpt-4o", 1, True]
 _WORDS = ["chat", "chat.completions", "execute_tool", "invoke_agent", "invoke_workflow", "handle_conversation_turn",
@@ -248,7 +253,8 @@ _HEADS = ["chat", "execute_tool", "invoke_agent", "running", "agent", "MCP", "to
 _SUFFIXES = ["", ".chat", ".completion", ".response", ".agent", ".tool", ".task", ".workflow", ".run", ".acall", ".llm"]
 _SCOPES = ["", "pydantic-ai", "logfire.openai_agents", "logfire", "openinference.instrumentation.openai_agents",
            "opentelemetry.instrumentation.openai_agents", "opentelemetry.instrumentation.httpx", "agent_framework",
-           "langfuse-sdk", "llamaindex.opentelemetry.tracer", "logfire.openai", "logfire.anthropic"]  # fmt: skip
+           "langfuse-sdk", "llamaindex.opentelemetry.tracer", "logfire.openai", "logfire.anthropic",
+           "@traceloop/instrumentation-langchain"]  # fmt: skip
 
 
 @st.composite

@@ -51,6 +51,9 @@ _SETTINGS: tuple[tuple[str, str], ...] = (
      "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false (OpenLIT)"),
     ("logfire", "logfire's content scrubbing / capture settings"),
     ("ai", "experimental_telemetry: { recordInputs: true, recordOutputs: true } (Vercel AI SDK)"),
+    ("@traceloop/instrumentation-langchain", "traceContent: true (OpenLLMetry-JS: traceloop.initialize({ "
+     "traceContent: true }) or new LangChainInstrumentation({ traceContent: true }); its tool spans are named after "
+     "the LangChain tool class, and only the recorded output names the tool)"),
     ("langfuse-sdk", "no mask= function on the Langfuse client that replaces input/output (the OpenAI and "
      "LangChain integrations record them unless masked; the Haystack integration, langfuse-haystack's "
      "LangfuseConnector, only with HAYSTACK_CONTENT_TRACING_ENABLED=true where haystack is first imported), and "

@@ -29,7 +29,8 @@ its LangChain tool span's `gen_ai.tool.call.id`, which stays LangChain's run id 
 when the tool raised, and its smolagents tool span's, a UUID of its own making (`OPENLIT_SMOLAGENTS_SCOPE`); a tool
 that raised under OpenLIT's smolagents instrumentation leaves a span with its name and `error.type` only (read by
 its name), and its smolagents step spans are no agent runs (`OPENLIT_SMOLAGENTS_STEP`);
-Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
+OpenLLMetry-JS's LangChain tool span `execute_tool {class}` (`TRACELOOP_JS_LANGCHAIN_SCOPE`: its name is the tool's
+class, not the tool); Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
 a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
 one the LangSmith SDK marks `langsmith.span.kind` = `prompt` no model request (its other runs are read by the
@@ -93,6 +94,9 @@ LANGSMITH_KIND = "langsmith.span.kind"
 OPENLIT_COST = "gen_ai.usage.cost"
 """OpenLIT's cost of a model request, in USD (its pricing table's unit); read when `gen_ai.usage.cost.amount` is not."""
 OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
+TRACELOOP_JS_LANGCHAIN_SCOPE = "@traceloop/instrumentation-langchain"
+"""OpenLLMetry-JS's LangChain instrumentation: its `execute_tool {class}` span names the LangChain tool class, not
+the tool (read by the `openllmetry` dialect, never by its span name here)."""
 """OpenLIT's LangChain callback: a tool span's `gen_ai.tool.call.id` is LangChain's run id until the tool returns
 a message naming the model's call id (so it stays the run id when the tool raised)."""
 OPENLIT_SMOLAGENTS_SCOPE = "openlit.instrumentation.smolagents"
@@ -257,7 +261,7 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
     """`tool_call` of a span whose operation is `execute_tool`."""
     attrs = node.attributes
     tool = first_str(attrs, "gen_ai.tool.name") or (
-        _name_suffix(node) if node.scope_name != OPENLIT_PYDANTIC_AI_SCOPE else None
+        _name_suffix(node) if node.scope_name not in (OPENLIT_PYDANTIC_AI_SCOPE, TRACELOOP_JS_LANGCHAIN_SCOPE) else None
     )
     if tool is None or tool == _ADK_MERGED or is_transfer(attrs):
         return None

@@ -16,6 +16,13 @@ a workflow agent's `call_tool`), and that span is the tool call. With content on
 is the step's `{"tool_id", "tool_output": {"raw_output", "is_error", ...}, ...}`: the call id, the result, and
 whether the tool raised (`is_error`; the tool's own span is never ended then, so no span has error status).
 
+OpenLLMetry-JS's LangChain instrumentation (`JS_LANGCHAIN_SCOPE`) names a tool span `execute_tool {class}` after the
+LangChain tool's class (`DynamicStructuredTool`), never the tool, in `traceloop.entity.name` too (kind `task`): the
+tool's name, the model's call id and the result are read from the `ToolMessage`
+its `traceloop.entity.output` holds (LangChain's serialized `{"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}`,
+content on), the arguments from `traceloop.entity.input` = `{"args": ["<the tool's input, JSON text>"]}`. Without
+that output (content off, or a tool that raised) the span names no tool and is no tool call.
+
 The OpenAI Agents instrumentation records a handoff as a `traceloop.span.kind=handoff` span with
 `gen_ai.handoff.from_agent` and, when the SDK knows it as the span starts, `gen_ai.handoff.to_agent`
 (openai-agents 0.24 does not: the span is named `<from> → unknown.handoff` and the target is recorded nowhere).
@@ -51,6 +58,7 @@ KIND = "traceloop.span.kind"
 ENTITY_INPUT = "traceloop.entity.input"
 ENTITY_OUTPUT = "traceloop.entity.output"
 TOOL_NAME = "tool.name"
+JS_LANGCHAIN_SCOPE = genai.TRACELOOP_JS_LANGCHAIN_SCOPE
 HANDOFF_FROM, HANDOFF_TO = "gen_ai.handoff.from_agent", "gen_ai.handoff.to_agent"
 _LLM_REQUEST_TYPES = frozenset({"chat", "completion"})
 _LLM_NAME_SUFFIXES = (".chat", ".completion", ".response")
@@ -76,7 +84,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
         return genai.agent_run(node) or genai.tool_call(node) or model_request(node) or True
     if kind == "agent":
         return agent_run(node) or model_request(node) or True
-    if kind == "tool" or (kind == "task" and TOOL_NAME in node.attributes):
+    if kind == "tool" or (kind == "task" and (TOOL_NAME in node.attributes or _js_langchain_tool(node))):
         return tool_call(node) or model_request(node) or True
     if kind == "handoff":
         return model_request(node) or handoff(node) or True
@@ -122,7 +130,7 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     if kind is None:
         return genai.tool_call(node)
     if kind == "task":
-        return _step_tool_call(node)
+        return _js_tool_call(node) if _js_langchain_tool(node) else _step_tool_call(node)
     if kind != "tool":
         return None
     tool = first_str(attrs, "traceloop.entity.name", "gen_ai.tool.name") or node.name.removesuffix(".tool")
@@ -160,6 +168,34 @@ def _step_tool_call(node: SpanNode) -> ToolCall | None:
             if tool_output.get("is_error") is True:
                 call.status = "error"
                 call.error = str(call.result)
+    set_failure(call, node)
+    return call
+
+
+def _js_langchain_tool(node: SpanNode) -> bool:
+    """An OpenLLMetry-JS LangChain tool span (named after the tool's class, not the tool)."""
+    return node.scope_name == JS_LANGCHAIN_SCOPE and node.attributes.get(OPERATION) == "execute_tool"
+
+
+def _js_tool_call(node: SpanNode) -> ToolCall | None:
+    """The call an OpenLLMetry-JS LangChain tool span records, named by the `ToolMessage` of its output; None
+    when no output names the tool."""
+    attrs = node.attributes
+    output = _decode(attrs.get(ENTITY_OUTPUT))
+    ident = output.get("id") if isinstance(output, dict) else None
+    message = output.get("kwargs") if isinstance(output, dict) else None
+    if not (isinstance(ident, list) and ident and ident[-1] == "ToolMessage" and isinstance(message, dict)):
+        return None
+    tool = message.get("name")
+    if not isinstance(tool, str) or not tool:
+        return None
+    raw = _decode(attrs.get(ENTITY_INPUT))
+    if isinstance(raw, dict) and raw.keys() == {"args"} and isinstance(raw["args"], list) and len(raw["args"]) == 1:
+        raw = raw["args"][0]
+    call = new_tool_call(tool, raw if raw is None or isinstance(raw, str) else attrs.get(ENTITY_INPUT), node, name)
+    if isinstance(call_id := message.get("tool_call_id"), str) and call_id:
+        call.call_id = call_id
+    call.result = message.get("content")
     set_failure(call, node)
     return call
 
