@@ -94,11 +94,11 @@ LANGSMITH_KIND = "langsmith.span.kind"
 OPENLIT_COST = "gen_ai.usage.cost"
 """OpenLIT's cost of a model request, in USD (its pricing table's unit); read when `gen_ai.usage.cost.amount` is not."""
 OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
+"""OpenLIT's LangChain callback: a tool span's `gen_ai.tool.call.id` is LangChain's run id until the tool returns
+a message naming the model's call id (so it stays the run id when the tool raised)."""
 TRACELOOP_JS_LANGCHAIN_SCOPE = "@traceloop/instrumentation-langchain"
 """OpenLLMetry-JS's LangChain instrumentation: its `execute_tool {class}` span names the LangChain tool class, not
 the tool (read by the `openllmetry` dialect, never by its span name here)."""
-"""OpenLIT's LangChain callback: a tool span's `gen_ai.tool.call.id` is LangChain's run id until the tool returns
-a message naming the model's call id (so it stays the run id when the tool raised)."""
 OPENLIT_SMOLAGENTS_SCOPE = "openlit.instrumentation.smolagents"
 """OpenLIT's smolagents instrumentation: its tool span's `gen_ai.tool.call.id` is a UUID it makes up (smolagents'
 `execute_tool_call` is given the tool's name and arguments, not the model's call id), so the call is matched to the
