@@ -295,8 +295,8 @@ def test_dspy_tool_spans_are_named_by_their_name_attribute_not_the_tool_method(s
         assert all(c.args is NOT_RECORDED for c in got)
     else:
         assert [(c.args, c.result) for c in got] == [(a, r) for (_, a, _), r in zip(SCENARIO, RESULTS, strict=True)]
-    assert [r.name for r in traj.agent_runs] == ["ReAct.forward"]
-    assert {c.agent for c in got} == {"ReAct.forward"}
+    assert [(r.name, r.span.name) for r in traj.agent_runs] == [(None, "ReAct.forward")]  # a method's name, no agent's
+    assert {c.agent for c in got} == {None}
 
 
 def test_a_dspy_predictor_and_the_lm_call_inside_it_are_one_request() -> None:
@@ -389,3 +389,91 @@ def test_a_streamed_agents_sdk_generations_zero_usage_is_not_recorded_so_a_token
     assert [(r.input_tokens, r.output_tokens) for r in traj.model_requests] == [(None, None)] * 4
     (budget,) = grade(traj, [MaxTokens(max_total=10)])
     assert budget.outcome == "not_evaluated", budget.reasoning
+
+
+SMOLAGENTS, PYDANTIC_AI, LLAMAINDEX = "smolagents--mlflow--content-{}", "pydantic-ai--mlflow--content-{}", "llamaindex--mlflow--content-{}"
+CREWAI = "crewai--mlflow--content-{}"
+
+
+@pytest.mark.parametrize("setting", ["on", "off--stream"])
+def test_an_agent_span_named_after_the_patched_method_takes_the_agents_name_attribute(setting: str) -> None:
+    """MLflow's Pydantic AI and smolagents autologs name the agent span after the patched method (`Agent.run`,
+    `ToolCallingAgent.run`) and record the agent's name in its `name` attribute: the run is the agent's."""
+    for run, method in ((PYDANTIC_AI, {"Agent.run", "Agent.run_stream"}), (SMOLAGENTS, {"ToolCallingAgent.run"})):
+        traj = extract(_tree(run.format(setting)))
+        assert [(r.name, r.dialect) for r in traj.agent_runs] == [("support", "mlflow")]
+        assert traj.agent_runs[0].span.name in method
+    traj = extract(_tree(PYDANTIC_AI.format(setting)))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.status, c.agent) for c in got] == [
+        ("get_weather", "ok", "support"), ("get_order", "ok", "support"), ("search_kb", "error", "support"),
+        ("search_kb", "ok", "support"),
+    ]  # fmt: skip
+    assert [r.input_tokens for r in traj.model_requests] == [49, 157, 231, 295]
+
+
+def test_a_method_named_span_without_a_name_attribute_names_no_agent_and_no_tool() -> None:
+    """A span named `{Class}.{method}` with no `name` attribute is named after the method, not an agent or a tool:
+    LlamaIndex's `FunctionAgent.run` is a run without an agent's name; smolagents' `SimpleTool.__call__` spans (the
+    tool's name is recorded nowhere) are not calls, and tool checks are not_evaluated rather than failed."""
+    tree = spans_of(
+        _span("FunctionAgent.run", "AGENT", {mlflow.OUTPUTS: '"done"'},
+              _span("SimpleTool.__call__", "TOOL", {mlflow.INPUTS: '{"kwargs": {"q": "x"}}'}),
+              _span("FunctionTool.acall", "TOOL", {"name": '"lookup"', mlflow.INPUTS: '{"kwargs": {"q": "y"}}'}),
+              _span("lookup", "TOOL", {mlflow.INPUTS: '{"kwargs": {"q": "z"}}'})),
+        scope=SCOPE,
+    )  # fmt: skip
+    by_name = {n.name: n for n in tree}
+    assert classify(by_name["SimpleTool.__call__"]) is True and mlflow.tool_call(by_name["SimpleTool.__call__"]) is None
+    traj = extract(tree)
+    assert [(r.name, r.final_output) for r in traj.agent_runs] == [(None, "done")]
+    # a patched method's bound `{"kwargs": {...}}` is the keyword arguments; a span named after the tool keeps its own
+    assert [(c.name, c.args) for c in traj.calls()] == [("lookup", {"q": "y"}), ("lookup", {"kwargs": {"q": "z"}})]
+    smol = extract(_tree(SMOLAGENTS.format("on")))
+    assert smol.all_calls == [] and smol.model_requests == []
+    tools, budget = grade(smol, [ToolCorrectness(expected_tools=["get_weather"]), MaxModelRequests(max_requests=4)])
+    assert (tools.outcome, budget.outcome) == ("not_evaluated", "not_evaluated"), (tools.reasoning, budget.reasoning)
+
+
+@pytest.mark.parametrize("setting", ["on", "on--stream"])
+def test_llamaindex_prepare_chat_with_tools_is_not_a_request_and_the_tool_spans_kwargs_are_the_arguments(
+    setting: str,
+) -> None:
+    """MLflow's LlamaIndex autolog records `OpenAI._prepare_chat_with_tools` as an LLM span beside each `OpenAI.achat`
+    / `astream_chat` CHAT_MODEL span: four requests, not eight. `FunctionTool.acall` records the tool's name in its
+    `name` attribute and its bound arguments `{"kwargs": {...}}`: the keyword arguments. Not streamed, the ChatResponse
+    output (`message.additional_kwargs.tool_calls`) supplies the call ids."""
+    tree = _tree(LLAMAINDEX.format(setting))
+    prepared = [n for n in _typed(tree, "LLM") if n.name == "OpenAI._prepare_chat_with_tools"]
+    assert len(prepared) == 4 and all(classify(n) is True and mlflow.model_request(n) is None for n in prepared)
+    traj = extract(tree)
+    assert [r.span.name for r in traj.model_requests] == ["OpenAI.astream_chat" if "stream" in setting else "OpenAI.achat"] * 4
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.status, c.span.name) for c in got] == [
+        (n, s, "FunctionTool.acall") for (n, _, _), s in zip(SCENARIO, ["ok", "ok", "error", "ok"], strict=True)
+    ]
+    if setting == "off":
+        assert all(c.args is NOT_RECORDED for c in got)
+        return
+    assert [c.args for c in got] == [a for _, a, _ in SCENARIO]
+    ids = [c.call_id for c in got]
+    assert ids == ([None] * 4 if "stream" in setting else [i for _, _, i in SCENARIO])
+    if setting == "on":
+        chat = next(n for n in _typed(tree, "CHAT_MODEL") if n.name == "OpenAI.achat")
+        assert [(r.name, r.call_id) for r in mlflow.requested_calls(chat.attributes)] == [
+            ("get_weather", "call_w1"), ("get_order", "call_o1"),
+        ]  # fmt: skip
+
+
+def test_crewai_with_the_openai_autolog_too_reads_the_calls_from_the_client_requests() -> None:
+    """With this CrewAI, mlflow.crewai.autolog() records the crew, task and agent spans only (no request, no tool
+    span: a request budget is not_evaluated); with mlflow.openai.autolog() too, the client's requests give the four
+    calls with their ids and arguments, credited to the agent span named after the agent's role."""
+    plain = extract(_tree(CREWAI.format("off")))
+    assert plain.model_requests == [] and [r.name for r in plain.agent_runs] == ["support"]
+    (budget,) = grade(plain, [MaxModelRequests(max_requests=4)])
+    assert budget.outcome == "not_evaluated", budget.reasoning
+    traj = extract(_tree(CREWAI.format("on--with-openai")))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id, c.agent) for c in got] == [(n, a, i, "support") for n, a, i in SCENARIO]
+    assert len(traj.model_requests) == 4

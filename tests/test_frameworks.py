@@ -49,6 +49,8 @@ REQUESTS_NOT_RECORDED = {
     "agno--openllmetry": "OpenLLMetry's Agno instrumentation records agent and tool spans, no model calls",
     "anthropic--mlflow--content-on--stream": "mlflow.anthropic.autolog() traces Messages.create, not messages.stream()",
     "anthropic--mlflow--content-off--stream": "mlflow.anthropic.autolog() traces Messages.create, not messages.stream()",
+    "smolagents--mlflow": "mlflow.smolagents.autolog() patches Model.__call__; smolagents 1.26 calls Model.generate",
+    "crewai--mlflow": "mlflow.crewai.autolog() patches LLM.call; CrewAI's native OpenAI provider does not go through it",
 }
 CLIENT_TOO = "--with-openai"  # variant that instruments the model client as well: its requests are recorded
 

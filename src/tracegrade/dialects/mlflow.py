@@ -1,18 +1,24 @@
 """MLflow Tracing (`mlflow` / `mlflow-tracing`): `@mlflow.trace`, `mlflow.start_span` and the autolog integrations
 (`mlflow.openai.autolog()`, `mlflow.langchain.autolog()`, ...), as MLflow exports them over OTLP.
 
-Every attribute value MLflow writes is JSON text (a string is quoted: `mlflow.spanType` = `"TOOL"`). Recognized by
-`mlflow.spanType`: `TOOL` is a tool call (named by its `name` attribute, as the DSPy callback records it on its
-`Tool.<name>` spans, else after the span; `mlflow.spanInputs` the keyword arguments; the `tool_call_id` attribute
+Every attribute value MLflow writes is JSON text (a string is quoted: `mlflow.spanType` = `"TOOL"`). The autolog
+integrations name a span after the method they patch (`{Class}.{method}`: `Agent.run`, `FunctionTool.acall`) and may
+record the agent's or tool's own name in a `name` attribute; a span named as a method without one names no agent and
+no tool. Recognized by `mlflow.spanType`: `TOOL` is a tool call (named by its `name` attribute, as the DSPy callback
+records it on its `Tool.<name>` spans and the LlamaIndex autolog on `FunctionTool.acall`, else after the span unless
+that is a method's name: smolagents' `SimpleTool.__call__` records no tool name and is no call; `mlflow.spanInputs`
+the keyword arguments, a patched method's bound `{"kwargs": {...}}` unwrapped; the `tool_call_id` attribute
 LangChain's callback records, the model's call id; `mlflow.spanOutputs` the result, a LangChain `ToolMessage`'s
-content; `null` inputs or outputs, as a masking span processor may leave them, are not recorded; status ERROR and the
-`exception` event when it raised), `CHAT_MODEL` and `LLM` a model request (`mlflow.llm.model`, else the `model`
-invocation parameter; tokens from `mlflow.chat.tokenUsage`, else, on an Agents SDK response span, from the `usage` the
-response recorded; an Agents SDK span's usage of zero input and output tokens, the SDK's empty usage when a stream
-carried none, is not recorded; `mlflow.llm.provider`), `AGENT` an agent run named after the span (its output the final
-output; an Agents SDK agent span's `{"output_type": ...}` outputs are no output; the span `mlflow.openai.autolog()`
-opens around an Agents SDK `Runner.run`, marked `mlflow.openai.agent_run_root`, a run without an agent's name whose
-output is the run's final output), and a `CHAIN` span of a LangGraph graph that is not one of a graph's nodes (its
+content; `null` inputs or outputs, as a masking span processor may leave them, are not recorded; status ERROR and
+the `exception` event when it raised), `CHAT_MODEL` and `LLM` a model request (but LlamaIndex's
+`._prepare_chat_with_tools` LLM span, which only builds the request beside the CHAT_MODEL span that sends it;
+`mlflow.llm.model`, else the `model` invocation parameter; tokens from `mlflow.chat.tokenUsage`, else, on an Agents
+SDK response span, from the `usage` the response recorded; an Agents SDK span's usage of zero input and output
+tokens, the SDK's empty usage when a stream carried none, is not recorded; `mlflow.llm.provider`), `AGENT` an agent
+run named by its `name` attribute, else after the span unless that is a method's name (its output the final output;
+an Agents SDK agent span's `{"output_type": ...}` outputs are no output; the span `mlflow.openai.autolog()` opens
+around an Agents SDK `Runner.run`, marked `mlflow.openai.agent_run_root`, a run without an agent's name whose output
+is the run's final output), and a `CHAIN` span of a LangGraph graph that is not one of a graph's nodes (its
 `metadata` attribute has `ls_integration` = `langgraph` and no `langgraph_node`) an agent run named after the graph,
 the last AI message of its output the final output. Other span types are not steps.
 
@@ -21,16 +27,20 @@ shape): `choices[].message.tool_calls` hold the requested calls; its `mlflow.spa
 tool` messages with the results. An Agents SDK generation span records the messages sent as a list and the assistant
 messages it received (streamed: the Responses API responses the SDK builds, `function_call` output items); its
 response span (Responses API) the input items (`function_call_output` with the results) and the output items
-(`function_call`), and the client span inside it the response; an Anthropic request the Message (`tool_use` blocks)
-and the `tool_result` blocks of its user messages. A streamed OpenAI client request's output is the chunks reduced to
-text only (no tool calls). MLflow has no setting that leaves inputs and outputs out;
+(`function_call`), and the client span inside it the response; a LlamaIndex ChatResponse
+`message.additional_kwargs.tool_calls` (a streamed one records its generator's repr); an Anthropic request the
+Message (`tool_use` blocks) and the `tool_result` blocks of its user messages. A streamed OpenAI client request's
+output is the chunks reduced to text only (no tool calls; the chunks themselves, span events `mlflow.chunk.item.N`,
+are not read). MLflow has no setting that leaves inputs and outputs out;
 `mlflow.tracing.configure(span_processors=[...])` runs the user's functions over each span before export, which may
-mask them. With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by `genai`).
+mask them. With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by
+`genai`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +72,14 @@ _AGENTS_SDK = '"openai-agent"'
 API response's fields, its `usage` among them, as attributes)."""
 _TOOL, _AGENT, _CHAIN = '"TOOL"', '"AGENT"', '"CHAIN"'
 _MODEL_TYPES = frozenset({'"CHAT_MODEL"', '"LLM"'})
+_METHOD = re.compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
+"""A span named `{Class}.{method}`, as MLflow's autolog integrations name the spans of the methods they patch
+(`Agent.run`, `FunctionAgent.run`, `SimpleTool.__call__`): the method's name, not an agent's or a tool's."""
+_NOT_A_REQUEST = "._prepare_chat_with_tools"
+"""LlamaIndex: an `LLM` span of the method that only builds a request (the `CHAT_MODEL` span beside it sends it)."""
+_EXTRA = "additional_kwargs"
+"""A LlamaIndex ChatMessage's provider fields: an OpenAI assistant message's `tool_calls`, a tool message's
+`tool_call_id`."""
 _NULL = "null"
 """Inputs or outputs a span processor set to None: not recorded."""
 
@@ -83,7 +101,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
     if kind == _TOOL:
         return _tool_call(node) or True
     if kind in _MODEL_TYPES:
-        return _model_request(node)
+        return True if node.name.endswith(_NOT_A_REQUEST) else _model_request(node)
     if kind in (_AGENT, _CHAIN):
         return _agent_run(node) or True
     return True
@@ -119,7 +137,7 @@ def _agent_run(node: SpanNode) -> AgentRun | None:
             return AgentRun(name=None, final_output=outputs, span=node, dialect=name)
         if OUTPUT_TYPE in attrs and isinstance(outputs, dict) and outputs.keys() == {OUTPUT_TYPE}:
             outputs = None  # an Agents SDK agent span: its output's type, not its output
-        return AgentRun(name=node.name or None, final_output=outputs, span=node, dialect=name)
+        return AgentRun(name=_own_name(node), final_output=outputs, span=node, dialect=name)
     raw = attrs.get(METADATA)
     if not isinstance(raw, str) or '"langgraph"' not in raw:
         return None
@@ -129,6 +147,11 @@ def _agent_run(node: SpanNode) -> AgentRun | None:
     if "langgraph_node" in metadata:
         return None  # one of a graph's nodes, or a graph run inside a node (its calls are the outer graph's)
     return AgentRun(name=node.name or None, final_output=_last_ai_text(outputs), span=node, dialect=name)
+
+
+def _own_name(node: SpanNode) -> str | None:
+    """An agent's or a tool's name: its `name` attribute, else the span's name unless that is a method's."""
+    return _text(node.attributes, TOOL_NAME) or (None if _METHOD.fullmatch(node.name) else node.name or None)
 
 
 def _last_ai_text(outputs: Any) -> Any:
@@ -149,13 +172,17 @@ def tool_call(node: SpanNode) -> ToolCall | None:
 
 
 def _tool_call(node: SpanNode) -> ToolCall | None:
-    """`tool_call` of a `TOOL` span (None for a span without a name)."""
+    """`tool_call` of a `TOOL` span (None for a span without the tool's name)."""
     attrs = node.attributes
-    tool = _text(attrs, TOOL_NAME) or node.name
+    tool = _own_name(node)
     if not tool:
         return None
     raw = attrs.get(INPUTS)
     call = new_tool_call(tool, None if raw == _NULL else raw, node, name)
+    if _METHOD.fullmatch(node.name) and raw != _NULL:
+        args = call.args  # a patched method's bound arguments: LlamaIndex's `FunctionTool.acall(**kwargs)`
+        if isinstance(args, dict) and args.keys() == {"kwargs"} and isinstance(args["kwargs"], dict):
+            call._args = args["kwargs"]
     if (call_id := _text(attrs, CALL_ID)) is not None:
         call.call_id = call_id
     if OUTPUTS in attrs and attrs[OUTPUTS] != _NULL:
@@ -173,7 +200,7 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
 
 
 def model_request(node: SpanNode) -> ModelRequest | None:
-    if node.attributes.get(SPAN_TYPE) not in _MODEL_TYPES:
+    if node.attributes.get(SPAN_TYPE) not in _MODEL_TYPES or node.name.endswith(_NOT_A_REQUEST):
         return None
     return _model_request(node)
 
@@ -222,8 +249,8 @@ def _messages(items: Any) -> Iterator[dict[str, Any]]:
 def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     """The tool calls a model request generated, from `mlflow.spanOutputs`: `choices[].message.tool_calls` of a chat
     completion; the `output[]` items of type `function_call` of a Responses API response; an Agents SDK span's list
-    of assistant messages (their `tool_calls`), of responses, or of response output items; an Anthropic Message's
-    `tool_use` content blocks."""
+    of assistant messages (their `tool_calls`), of responses, or of response output items; a LlamaIndex ChatResponse's
+    `message.additional_kwargs.tool_calls`; an Anthropic Message's `tool_use` content blocks."""
     raw = attrs.get(OUTPUTS)
     doc = _recorded(raw, '"tool_calls"') or _recorded(raw, '"function_call"') or _recorded(raw, '"tool_use"')
     out = []
@@ -239,6 +266,8 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
         if not isinstance(item, dict):
             continue
         out.extend(tool_calls_in(item.get("tool_calls")))
+        if isinstance(message := item.get("message"), dict) and isinstance(extra := message.get(_EXTRA), dict):
+            out.extend(tool_calls_in(extra.get("tool_calls")))  # a LlamaIndex ChatResponse
         parts = (item.get("output") or ()) if item.get("object") == "response" else (item,)
         for part in parts if isinstance(parts, list | tuple) else ():
             if isinstance(part, dict) and part.get("type") == "function_call":
