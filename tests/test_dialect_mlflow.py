@@ -477,3 +477,14 @@ def test_crewai_with_the_openai_autolog_too_reads_the_calls_from_the_client_requ
     got = traj.calls(include_failed=True)
     assert [(c.name, c.args, c.call_id, c.agent) for c in got] == [(n, a, i, "support") for n, a, i in SCENARIO]
     assert len(traj.model_requests) == 4
+
+
+def test_a_patched_run_methods_result_object_gives_the_final_output() -> None:
+    """An autologged run method's span records the fields of the result object it returned: Pydantic AI's
+    AgentRunResult (`output`), smolagents' AgentText (`_value`), LlamaIndex's AgentOutput (its response's text
+    blocks) give the final text; masked outputs none; a span not named after a method keeps its outputs as recorded."""
+    for run in (PYDANTIC_AI.format("on"), SMOLAGENTS.format("on--stream"), LLAMAINDEX.format("on")):
+        assert [r.final_output for r in extract(_tree(run)).agent_runs] == [FINAL], run
+    assert [r.final_output for r in extract(_tree(PYDANTIC_AI.format("off"))).agent_runs] == [None]
+    tree = spans_of(_span("support", "AGENT", {mlflow.OUTPUTS: '{"_value": "kept"}'}), scope=SCOPE)
+    assert [r.final_output for r in extract(tree).agent_runs] == [{"_value": "kept"}]

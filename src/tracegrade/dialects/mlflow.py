@@ -15,7 +15,7 @@ the `exception` event when it raised), `CHAT_MODEL` and `LLM` a model request (b
 `mlflow.llm.model`, else the `model` invocation parameter; tokens from `mlflow.chat.tokenUsage`, else, on an Agents
 SDK response span, from the `usage` the response recorded; an Agents SDK span's usage of zero input and output
 tokens, the SDK's empty usage when a stream carried none, is not recorded; `mlflow.llm.provider`), `AGENT` an agent
-run named by its `name` attribute, else after the span unless that is a method's name (its output the final output;
+run named by its `name` attribute, else after the span unless that is a method's name (its output the final output, a patched run method's result object read for what it returned;
 an Agents SDK agent span's `{"output_type": ...}` outputs are no output; the span `mlflow.openai.autolog()` opens
 around an Agents SDK `Runner.run`, marked `mlflow.openai.agent_run_root`, a run without an agent's name whose output
 is the run's final output), and a `CHAIN` span of a LangGraph graph that is not one of a graph's nodes (its
@@ -137,6 +137,8 @@ def _agent_run(node: SpanNode) -> AgentRun | None:
             return AgentRun(name=None, final_output=outputs, span=node, dialect=name)
         if OUTPUT_TYPE in attrs and isinstance(outputs, dict) and outputs.keys() == {OUTPUT_TYPE}:
             outputs = None  # an Agents SDK agent span: its output's type, not its output
+        if _METHOD.fullmatch(node.name):
+            outputs = _returned(outputs)
         return AgentRun(name=_own_name(node), final_output=outputs, span=node, dialect=name)
     raw = attrs.get(METADATA)
     if not isinstance(raw, str) or '"langgraph"' not in raw:
@@ -147,6 +149,24 @@ def _agent_run(node: SpanNode) -> AgentRun | None:
     if "langgraph_node" in metadata:
         return None  # one of a graph's nodes, or a graph run inside a node (its calls are the outer graph's)
     return AgentRun(name=node.name or None, final_output=_last_ai_text(outputs), span=node, dialect=name)
+
+
+def _returned(outputs: Any) -> Any:
+    """What a patched run method returned, recorded as the fields of the framework's result object: Pydantic AI's
+    AgentRunResult (`output`, `_state`), smolagents' AgentText (`_value`), LlamaIndex's AgentOutput (`result`, its
+    `response` message's text blocks); another value as recorded."""
+    if not isinstance(outputs, dict):
+        return outputs
+    if outputs.keys() == {"_value"}:
+        return outputs["_value"]
+    if "output" in outputs and "_state" in outputs:
+        return outputs["output"]
+    response = outputs["result"].get("response") if isinstance(outputs.get("result"), dict) else None
+    blocks = response.get("blocks") if isinstance(response, dict) else None
+    parts = [b for b in blocks if isinstance(b, dict) and b.get("block_type") == "text"] if blocks else []
+    if parts and all(isinstance(text := b.get("text"), str) and text for b in parts):
+        return "".join(str(b["text"]) for b in parts)
+    return outputs
 
 
 def _own_name(node: SpanNode) -> str | None:
