@@ -114,7 +114,13 @@ def evidence(run: str) -> Evidence:
     spans = [s for rs in docs[0].get("resourceSpans", []) for ss in rs.get("scopeSpans", []) for s in ss.get("spans", [])]
     calls = entry["truth"]["tool_calls"]
     span_names = " ".join(s["name"] for s in spans)
-    names = all(c["name"] in span_names or f"={c['name']}\n" in pairs or (c["call_id"] and c["call_id"] in blob) for c in calls)
+    # a name recorded as an attribute value: as is, or as JSON text (MLflow writes every value as JSON)
+    names = all(
+        c["name"] in span_names
+        or any(f"={value}\n" in pairs for value in (c["name"], json.dumps(c["name"])))
+        or (c["call_id"] and c["call_id"] in blob)
+        for c in calls
+    )
     # JSON text inside a JSON value (a tool call's "arguments" string in a recorded message) is escaped once more
     nested = blob.replace('\\"', '"')
     arguments = all(any(f in blob or f in nested for f in forms) for c in calls for forms in _argument_forms(c["args"]))
