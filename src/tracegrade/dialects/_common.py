@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..trajectory import Cost
 
-__all__ = ["COST_AMOUNT", "cost_of", "first_int", "first_str", "is_pending", "to_int"]
+__all__ = ["COST_AMOUNT", "cost_of", "first_int", "first_str", "is_pending", "json_value", "to_int"]
 
 COST_AMOUNT = "gen_ai.usage.cost.amount"
 
@@ -25,6 +26,16 @@ def to_int(value: Any) -> int | None:
         except ValueError:
             return None
     return None
+
+
+def json_value(raw: Any) -> Any:
+    """A value recorded as JSON text, decoded (None when the text is not JSON); any other value as is."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+    return raw
 
 
 def first_int(attrs: Mapping[str, Any], *keys: str) -> int | None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import NOT_RECORDED, AgentRun, Cost, ModelRequest, ToolCall, parse_args
-from ._common import first_str, to_int
+from ._common import first_int, first_str
 from ._dispatch import Gate
 from ._messages import Requested, tool_calls_in
 from .genai import REDACTED, new_tool_call, set_failure
@@ -143,12 +143,12 @@ def model_request(node: SpanNode) -> ModelRequest | None:
         return None
     usage = _object(attrs.get(USAGE))
     details = usage.get("prompt_tokens_details")
-    cached = _first_int(details, ("cached_tokens",)) if isinstance(details, dict) else None
+    cached = first_int(details, "cached_tokens") if isinstance(details, dict) else None
     return ModelRequest(
         model=first_str(attrs, MODEL),
-        input_tokens=_first_int(usage, _INPUT_TOKENS),
-        output_tokens=_first_int(usage, _OUTPUT_TOKENS),
-        cache_read_tokens=_first_int(usage, _CACHE_READ) if cached is None else cached,
+        input_tokens=first_int(usage, *_INPUT_TOKENS),
+        output_tokens=first_int(usage, *_OUTPUT_TOKENS),
+        cache_read_tokens=first_int(usage, *_CACHE_READ) if cached is None else cached,
         span=node,
         dialect=name,
         cost=_cost(attrs.get(COST)),
@@ -249,13 +249,6 @@ def _arguments(value: Any) -> Any:
 def _object(raw: Any) -> dict[str, Any]:
     value = parse_args(raw) if isinstance(raw, str) else raw
     return value if isinstance(value, dict) else {}
-
-
-def _first_int(values: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
-    for key in keys:
-        if (v := to_int(values.get(key))) is not None:
-            return v
-    return None
 
 
 def _cost(raw: Any) -> Cost | None:

@@ -25,13 +25,12 @@ The integration has no content switch: the events always carry the messages.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
-from ._common import first_int, first_str
+from ._common import first_int, first_str, json_value
 from ._dispatch import Gate
 from ._messages import Requested, tool_calls_in
 from .genai import set_failure
@@ -114,17 +113,8 @@ def _event(node: SpanNode, names: frozenset[str]) -> Mapping[str, Any] | None:
     return None
 
 
-def _json(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return None
-    return raw
-
-
 def _messages(attrs: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    found = _json(attrs.get("messages")) if attrs is not None else None
+    found = json_value(attrs.get("messages")) if attrs is not None else None
     return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
 
 
@@ -132,13 +122,13 @@ def _calls_in(blocks: Any, tool_calls: Any) -> list[Requested]:
     """The calls an assistant message holds: its `tool_call` blocks (`tool_kwargs` JSON text or a dict), else
     its `additional_kwargs.tool_calls` (OpenAI's shape: `id`, `function.name`, `function.arguments`)."""
     out = []
-    blocks = _json(blocks)
+    blocks = json_value(blocks)
     for block in blocks if isinstance(blocks, list) else ():
         if isinstance(block, dict) and block.get("block_type") == "tool_call":
             out.append(Requested.of(block.get("tool_name"), block.get("tool_kwargs"), block.get("tool_call_id")))
     if out:
         return out
-    return tool_calls_in(_json(tool_calls))
+    return tool_calls_in(json_value(tool_calls))
 
 
 def requested_calls_of(node: SpanNode) -> list[Requested]:

@@ -26,12 +26,11 @@ previous response's calls) — once each as long as a run's Anthropic requests a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import ModelRequest
-from ._common import cost_of, first_int, first_str
+from ._common import cost_of, first_int, first_str, json_value
 from ._dispatch import Gate
 from ._messages import Requested, otel_requests, otel_results, tool_calls_in
 
@@ -106,25 +105,16 @@ def stream_opening(node: SpanNode) -> bool:
     return node.status != "error" and not any(k in attrs for k in _RESPONSE_KEYS)
 
 
-def _json(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return None
-    return raw
-
-
 def _messages(attrs: Mapping[str, Any]) -> list[Any]:
     """The request's messages in version 1's `request_data`."""
-    data = _json(attrs.get("request_data"))
+    data = json_value(attrs.get("request_data"))
     messages = data.get("messages") if isinstance(data, dict) else None
     return messages if isinstance(messages, list) else []
 
 
 def _unwrapped(arguments: Any) -> Any:
     """An Anthropic call's input from Logfire's `{"input": {...}}` (as recorded when it is not that)."""
-    parsed = _json(arguments)
+    parsed = json_value(arguments)
     if isinstance(parsed, dict) and list(parsed) == ["input"]:
         return parsed["input"]
     return arguments
@@ -140,7 +130,7 @@ def requested_calls_of(node: SpanNode) -> list[Requested]:
         return otel_requests(raw)
     if (events := attrs.get("events")) is not None:
         return _output_events(events) if "gen_ai.response.id" in attrs else []
-    data = _json(attrs.get("response_data"))
+    data = json_value(attrs.get("response_data"))
     if not isinstance(data, dict):
         return []
     anthropic = node.scope_name == ANTHROPIC_SCOPE
@@ -159,7 +149,7 @@ def requested_calls_of(node: SpanNode) -> list[Requested]:
 
 def _output_events(raw: Any) -> list[Requested]:
     """The calls of the trailing `assistant` events of a Responses span's version 1 `events` (its output)."""
-    events = _json(raw)
+    events = json_value(raw)
     if not isinstance(events, list):
         return []
     start = len(events)
@@ -182,7 +172,7 @@ def tool_results_of(node: SpanNode) -> dict[str, Any]:
     if (raw := attrs.get(_INPUT)) is not None:
         return otel_results(raw)
     out: dict[str, Any] = {}
-    events = _json(attrs.get("events"))
+    events = json_value(attrs.get("events"))
     for event in events if isinstance(events, list) else ():
         if isinstance(event, dict) and event.get("role") == "tool" and isinstance(cid := event.get("id"), str):
             out[cid] = event.get("content")
