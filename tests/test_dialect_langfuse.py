@@ -373,3 +373,26 @@ def test_assistant_tool_calls_of_every_recorded_shape_are_requested_calls() -> N
         ("get_order", {"order_id": 1234}, "c3", None),
     ]  # fmt: skip
     assert any("whose name was not recorded" in note for note in traj.incomplete), traj.incomplete
+
+
+def test_tool_results_of_every_recorded_message_shape_are_read() -> None:
+    """OpenAI tool messages, LangChain ToolMessages, Responses function_call_output items and Anthropic tool_result
+    blocks give `{call_id: result}`; other messages and entries that are not objects give none."""
+    from tracegrade.dialects._messages import tool_results_in
+
+    messages = [
+        {"role": "user", "content": "weather?"},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        {"type": "tool", "tool_call_id": "c2", "content": "shipped"},
+        {"type": "function_call_output", "call_id": "c3", "output": "5 days"},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c4", "content": "ok"}, {"type": "text"}]},
+        {"role": "tool", "content": "no id"},
+        "not a message",
+    ]
+    assert tool_results_in(messages) == {"c1": "sunny", "c2": "shipped", "c3": "5 days", "c4": "ok"}
+    traj = extract(spans_of(observation("support", "agent", {}, generation(
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}),
+        generation({"role": "assistant", "content": "Sunny."},
+                   **{"langfuse.observation.input": json.dumps(messages)}))))  # fmt: skip
+    assert [(c.name, c.result) for c in traj.all_calls] == [("get_weather", "sunny")]

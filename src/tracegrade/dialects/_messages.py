@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "results_reader",
     "summary_requests",
     "tool_calls_in",
+    "tool_results_in",
 ]
 
 
@@ -77,6 +78,28 @@ def tool_calls_in(calls: Any) -> list[Requested]:
             out.append(Requested.of(tc.get("name"), tc["args"], tc.get("id")))
         else:
             out.append(Requested.of(None, None, tc.get("id")))
+    return out
+
+
+def tool_results_in(messages: Iterable[Any]) -> dict[str, Any]:
+    """`{call_id: result}` of the tool results in a list of chat messages or items: OpenAI `tool` messages
+    (`tool_call_id`, `content`; LangChain's `ToolMessage`, `type` `tool`, alike), Responses API `function_call_output`
+    items (`call_id`, `output`), and Anthropic `tool_result` content blocks (`tool_use_id`, `content`)."""
+    out: dict[str, Any] = {}
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if message.get("type") == "function_call_output":
+            if isinstance(call_id := message.get("call_id"), str):
+                out[call_id] = message.get("output")
+        elif message.get("role") == "tool" or message.get("type") == "tool":
+            if isinstance(call_id := message.get("tool_call_id"), str):
+                out[call_id] = message.get("content")
+        elif isinstance(blocks := message.get("content"), list):
+            for block in blocks:
+                is_result = isinstance(block, dict) and block.get("type") == "tool_result"
+                if is_result and isinstance(call_id := block.get("tool_use_id"), str):
+                    out[call_id] = block.get("content")
     return out
 
 

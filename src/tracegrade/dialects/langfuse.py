@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import NOT_RECORDED, AgentRun, Cost, ModelRequest, ToolCall, parse_args
 from ._common import first_int, first_str
 from ._dispatch import Gate
-from ._messages import Requested, tool_calls_in
+from ._messages import Requested, tool_calls_in, tool_results_in
 from .genai import REDACTED, new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -172,13 +172,7 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
 def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """`{call_id: result}` from a generation's input messages: `tool` messages, Responses API
     `function_call_output` items."""
-    out: dict[str, Any] = {}
-    for item in _items(attrs.get(INPUT)):
-        if item.get("role") == "tool" and isinstance(item.get("tool_call_id"), str):
-            out[item["tool_call_id"]] = item.get("content")
-        elif item.get("type") == "function_call_output" and isinstance(item.get("call_id"), str):
-            out[item["call_id"]] = item.get("output")
-    return out
+    return tool_results_in(_items(attrs.get(INPUT)))
 
 
 def _content(raw: Any) -> Any:

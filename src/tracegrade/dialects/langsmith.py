@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
 from ._dispatch import Gate
-from ._messages import Requested, tool_calls_in
+from ._messages import Requested, tool_calls_in, tool_results_in
 from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -275,16 +275,7 @@ def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """`{call_id: content}` of the tool results a model request was given (`gen_ai.prompt`): LangChain's
     `ToolMessage`s or OpenAI `tool` messages under `messages`, or the same or Responses `function_call_output`
     items under `input`."""
-    out: dict[str, Any] = {}
     doc = _recorded(attrs.get(INPUTS), _RESULT_MARKERS)
     if not isinstance(doc, dict):
-        return out
-    for message in _entries(doc.get("messages", doc.get("input"))):
-        if message.get("type") == "function_call_output":
-            if isinstance(call_id := message.get("call_id"), str):
-                out[call_id] = message.get("output")
-        elif (message.get("type") == "tool" or message.get("role") == "tool") and isinstance(
-            call_id := message.get("tool_call_id"), str
-        ):
-            out[call_id] = message.get("content")
-    return out
+        return {}
+    return tool_results_in(_entries(doc.get("messages", doc.get("input"))))

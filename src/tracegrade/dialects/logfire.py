@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import ModelRequest
 from ._common import cost_of, first_int, first_str, json_value
 from ._dispatch import Gate
-from ._messages import Requested, otel_requests, otel_results, tool_calls_in
+from ._messages import Requested, otel_requests, otel_results, tool_calls_in, tool_results_in
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -176,12 +176,5 @@ def tool_results_of(node: SpanNode) -> dict[str, Any]:
     for event in events if isinstance(events, list) else ():
         if isinstance(event, dict) and event.get("role") == "tool" and isinstance(cid := event.get("id"), str):
             out[cid] = event.get("content")
-    for message in _messages(attrs):
-        if not isinstance(message, dict):
-            continue
-        if message.get("role") == "tool" and isinstance(cid := message.get("tool_call_id"), str):
-            out[cid] = message.get("content")
-        for block in _blocks(message, "tool_result"):
-            if isinstance(cid := block.get("tool_use_id"), str):
-                out[cid] = block.get("content")
+    out.update(tool_results_in(_messages(attrs)))
     return out

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import to_int
 from ._dispatch import Gate
-from ._messages import Requested, tool_calls_in
+from ._messages import Requested, tool_calls_in, tool_results_in
 from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
@@ -302,17 +302,6 @@ def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
     raw = attrs.get(INPUTS)
     doc = _recorded(raw, '"tool_call_id"') or _recorded(raw, '"tool_use_id"')
     doc = doc or _recorded(raw, '"function_call_output"')
-    out: dict[str, Any] = {}
     if isinstance(doc, dict):
         doc = doc.get("messages") if "messages" in doc else doc.get("input")
-    for message in _messages(doc):
-        if message.get("role") == "tool" and isinstance(call_id := message.get("tool_call_id"), str):
-            out[call_id] = message.get("content")
-        elif message.get("type") == "function_call_output" and isinstance(call_id := message.get("call_id"), str):
-            out[call_id] = message.get("output")
-        elif message.get("role") == "user" and isinstance(blocks := message.get("content"), list):
-            for block in blocks:
-                is_result = isinstance(block, dict) and block.get("type") == "tool_result"
-                if is_result and isinstance(call_id := block.get("tool_use_id"), str):
-                    out[call_id] = block.get("content")
-    return out
+    return tool_results_in(_messages(doc))
