@@ -16,7 +16,7 @@ from tracegrade import grade
 from tracegrade.dialects import classify, extract, mlflow
 from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, MaxTokens, ToolCorrectness
 from tracegrade.ingest import read_spans
-from tracegrade.trajectory import NOT_RECORDED, AgentRun, ModelRequest
+from tracegrade.trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall
 from tracegrade.tree import SpanTree
 
 FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
@@ -415,7 +415,8 @@ def test_an_agent_span_named_after_the_patched_method_takes_the_agents_name_attr
 def test_a_method_named_span_without_a_name_attribute_names_no_agent_and_no_tool() -> None:
     """A span named `{Class}.{method}` with no `name` attribute is named after the method, not an agent or a tool:
     LlamaIndex's `FunctionAgent.run` is a run without an agent's name; smolagents' `SimpleTool.__call__` spans (the
-    tool's name is recorded nowhere) are not calls, and tool checks are not_evaluated rather than failed."""
+    tool's name is recorded nowhere) are executions whose tool is not recorded, not calls of the trajectory, and
+    tool checks are not_evaluated rather than failed, with a reason naming those spans."""
     tree = spans_of(
         _span("FunctionAgent.run", "AGENT", {mlflow.OUTPUTS: '"done"'},
               _span("SimpleTool.__call__", "TOOL", {mlflow.INPUTS: '{"kwargs": {"q": "x"}}'}),
@@ -424,15 +425,23 @@ def test_a_method_named_span_without_a_name_attribute_names_no_agent_and_no_tool
         scope=SCOPE,
     )  # fmt: skip
     by_name = {n.name: n for n in tree}
-    assert classify(by_name["SimpleTool.__call__"]) is True and mlflow.tool_call(by_name["SimpleTool.__call__"]) is None
+    unnamed = classify(by_name["SimpleTool.__call__"])
+    assert isinstance(unnamed, ToolCall) and unnamed.name == "" and "'SimpleTool.__call__'" in str(unnamed.name_missing)
+    assert mlflow.tool_call(by_name["SimpleTool.__call__"]).name_missing == unnamed.name_missing  # type: ignore[union-attr]
     traj = extract(tree)
     assert [(r.name, r.final_output) for r in traj.agent_runs] == [(None, "done")]
     # a patched method's bound `{"kwargs": {...}}` is the keyword arguments; a span named after the tool keeps its own
     assert [(c.name, c.args) for c in traj.calls()] == [("lookup", {"q": "y"}), ("lookup", {"kwargs": {"q": "z"}})]
+    assert [c.describe() for c in traj.unnamed_calls] == ["<tool name not recorded>(q='x')"]  # kwargs unwrapped
+    # the lookups are recorded, but so is a call of an unknown tool: which tools ran is not known
+    (named,) = grade(traj, [ToolCorrectness(expected_tools=["lookup"])])
+    assert named.outcome == "not_evaluated" and "1 tool execution among the calls checked does not record" in named.reasoning
     smol = extract(_tree(SMOLAGENTS.format("on")))
-    assert smol.all_calls == [] and smol.model_requests == []
+    assert smol.all_calls == [] and smol.model_requests == [] and len(smol.unnamed_calls) == 3
     tools, budget = grade(smol, [ToolCorrectness(expected_tools=["get_weather"]), MaxModelRequests(max_requests=4)])
     assert (tools.outcome, budget.outcome) == ("not_evaluated", "not_evaluated"), (tools.reasoning, budget.reasoning)
+    assert tools.reasoning.startswith("3 tool span(s) record tool executions but not which tools ran (span "
+                                      "'SimpleTool.__call__' (mlflow.tracing.provider))"), tools.reasoning  # fmt: skip
 
 
 @pytest.mark.parametrize("setting", ["on", "on--stream"])

@@ -52,7 +52,13 @@ REQUESTS_NOT_RECORDED = {
     "smolagents--mlflow": "mlflow.smolagents.autolog() patches Model.__call__; smolagents 1.26 calls Model.generate",
     "crewai--mlflow": "mlflow.crewai.autolog() patches LLM.call; CrewAI's native OpenAI provider does not go through it",
 }
-CLIENT_TOO = "--with-openai"  # variant that instruments the model client as well: its requests are recorded
+CLIENT_TOO = "--with-openai"
+# Telemetry whose failed tool attempt records the execution but not the tool, by run-name prefix: a check that
+# counts failed attempts (MaxToolCalls by default) must be not_evaluated there; checks of the successful calls grade.
+FAILED_ATTEMPT_UNNAMED = {
+    "langgraph-js--openllmetry--content-on": "OpenLLMetry-JS names a tool only in the ToolMessage of its tool span's "
+    "output, and the attempt that raised has none",
+}  # variant that instruments the model client as well: its requests are recorded
 
 
 # Attributes that hold a framework object's Python `repr()`, not a telemetry convention: the oracle does not
@@ -203,7 +209,10 @@ def test_tool_checks_grade_right(run: str) -> None:
     if run in CONTENT_IN_LOGS:
         return _assert_unattributed(got, run)
     want_right, want_wrong = ("passed", "failed") if ev.names else ("not_evaluated", "not_evaluated")
-    assert _outcomes(got) == [want_right] * 3 + [want_wrong] * 3, [r.reasoning for r in got]
+    want = [want_right] * 3 + [want_wrong] * 3
+    if any(run.startswith(prefix) for prefix in FAILED_ATTEMPT_UNNAMED):
+        want[2] = want[5] = "not_evaluated"  # the budgets count the attempt whose tool is not recorded
+    assert _outcomes(got) == want, [r.reasoning for r in got]
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -16,7 +16,7 @@ from rich.text import Text
 from .reporting import CaseRecord, Report, write
 from .reporting.redact import Redactor, scrub_case
 from .reporting.terminal import OUTCOME_STYLE, print_case, print_summary, results_table, trajectory_lines
-from .trajectory import Trajectory
+from .trajectory import UNNAMED, Trajectory
 from .tree import SpanNode, SpanTree
 
 __all__ = ["main"]
@@ -167,14 +167,15 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
 
 def _tool_labels(traj: Trajectory) -> Callable[[SpanNode], str]:
     """`  tool=NAME args={...}` for the spans the dialect read as tool calls (any convention)."""
-    calls = {id(c.span): c for c in traj.calls(include_failed=True, include_deferred=True) if c.span is not None}
+    listed = traj.listed(traj.calls(include_failed=True, include_deferred=True))
+    calls = {id(c.span): c for c in listed if c.span is not None}
 
     def label(node: SpanNode) -> str:
         call = calls.get(id(node))
         if call is None:
             return ""
         args = json.dumps(call.args, separators=(",", ":"), default=repr) if call.args_recorded else "<not recorded>"
-        return f"  tool={call.name} args={args}"
+        return f"  tool={call.name if call.name_missing is None else UNNAMED} args={args}"
 
     return label
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NOT_RECORDED",
+    "UNNAMED",
     "VALUE_LIMIT_SETTING",
     "AgentRun",
     "Cost",
@@ -79,6 +80,9 @@ VALUE_LIMIT_SETTING = (
 
 _LAZY: Any = object()
 
+UNNAMED = "<tool name not recorded>"
+"""How listings show a tool execution whose tool is not recorded (`ToolCall.name_missing`)."""
+
 
 class ToolCall(str):
     """One tool-call attempt. Equal to (and hashable as) its tool name, so `"search" in calls` works.
@@ -120,6 +124,9 @@ class ToolCall(str):
     decision: Decision | None = None
     """The last pre-execution decision recorded for the call (`gen_ai.tool.call.decision` events):
     `"allow"`, `"deny"` or `"require_approval"`; None when none was recorded."""
+    name_missing: str | None = None
+    """Why the telemetry does not name the tool, for a tool span that records an execution but not which tool ran
+    (the call's name is then `""`, and it is in `Trajectory.unnamed_calls`, not in `all_calls`); else None."""
     executed: bool | None = True
     """True: a tool span recorded the execution. None: only the model's request is recorded and the
     telemetry has no tool spans at all, so execution is unknown (such calls form the trajectory).
@@ -147,6 +154,16 @@ class ToolCall(str):
             self.args_source = "span"
             self._args = _LAZY
         return self
+
+    @classmethod
+    def _unnamed(cls, why: str, args_text: str | None, span: SpanNode, dialect: str) -> ToolCall:
+        """A tool execution whose span does not record which tool ran (`why` says what it records instead)."""
+        self = cls._from_span("", args_text, span, dialect)
+        self.name_missing = why
+        return self
+
+    def __bool__(self) -> bool:
+        return True  # a call, even one whose tool is not recorded (name "")
 
     @property
     def name(self) -> str:
@@ -194,7 +211,7 @@ class ToolCall(str):
         return "executed" if self.executed else "not_executed"
 
     def __repr__(self) -> str:
-        bits = [repr(self.name), f"args={self.args!r}"]
+        bits = [repr(self.name) if self.name_missing is None else UNNAMED, f"args={self.args!r}"]
         if self.status != "ok":
             bits.append(f"status={self.status!r}")
         if self.deferred:
@@ -205,14 +222,15 @@ class ToolCall(str):
 
     def describe(self) -> str:
         """`name(arg=value, ...)` for reports."""
+        name = self.name if self.name_missing is None else UNNAMED
         args = self.args
         if args is NOT_RECORDED:
             if self.args_ref is not None:
-                return f"{self.name}(<args stored externally: {self.args_ref}>)"
-            return f"{self.name}(<args not recorded>)"
+                return f"{name}(<args stored externally: {self.args_ref}>)"
+            return f"{name}(<args not recorded>)"
         if isinstance(args, dict):
-            return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-        return f"{self.name}({args!r})"
+            return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+        return f"{name}({args!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +310,11 @@ class Handoff:
     run: AgentRun | None = field(default=None, compare=False, repr=False)
 
 
+def _start_key(call: ToolCall) -> tuple[int, int]:
+    span = call.span
+    return (0, 0) if span is None else (span.start_ns, span.span_id)
+
+
 def _under(node: SpanNode, top: SpanNode) -> bool:
     n: SpanNode | None = node
     while n is not None:
@@ -312,9 +335,14 @@ class Trajectory:
         tree: SpanTree | None = None,
         recognized_spans: int = 0,
         handoffs: Sequence[Handoff] = (),
+        unnamed_calls: Sequence[ToolCall] = (),
     ) -> None:
         self.all_calls: list[ToolCall] = list(calls)
         """Every tool-span attempt: failed, deferred and output-function ones included."""
+        self.unnamed_calls: list[ToolCall] = list(unnamed_calls)
+        """Tool executions whose spans do not record which tool ran (`ToolCall.name_missing`), in start order: not
+        tool calls of the trajectory; a check whose selection of calls would include one is not evaluated
+        (`unnamed_reason`)."""
         self.model_requests: list[ModelRequest] = list(model_requests)
         self.agent_runs: list[AgentRun] = list(agent_runs)
         self.handoffs: list[Handoff] = list(handoffs)
@@ -361,6 +389,26 @@ class Trajectory:
             )
             and (agent is None or c.agent == agent)
         ]
+
+    def unnamed_reason(self, *, include_failed: bool = False) -> str | None:
+        """Why the calls a check selects (failed attempts only with `include_failed`) cannot be told apart: the
+        tool executions among them whose spans do not record which tool ran; None when there are none."""
+        unnamed = [c for c in self.unnamed_calls if include_failed or not c.failed]
+        if not unnamed:
+            return None
+        first = unnamed[0]
+        node = first.span
+        where = f"span {node.name!r}{f' ({node.scope_name})' if node.scope_name else ''}" if node is not None else "a span"
+        failed = sum(1 for c in unnamed if c.failed)
+        n = len(unnamed)
+        what = f"{n} tool execution{'s' if n > 1 else ''}" + (f" ({failed} failed)" if failed else "")
+        return f"{what} among the calls checked {'do' if n > 1 else 'does'} not record which tool ran ({where}): {first.name_missing}"
+
+    def listed(self, calls: Sequence[ToolCall]) -> list[ToolCall]:
+        """`calls` and, among them in start order, the executions whose tool is not recorded (for listings)."""
+        if not self.unnamed_calls:
+            return list(calls)
+        return sorted([*calls, *self.unnamed_calls], key=_start_key)
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -411,12 +459,14 @@ class Trajectory:
         the `subtree` SpanQuery. Raises `LookupError` naming what exists when nothing matches, and when
         scoping to an agent while some calls lie outside every agent run (which agent made them is unknown)."""
         calls, requests, runs, handoffs = self.all_calls, self.model_requests, self.agent_runs, self.handoffs
+        unnamed = self.unnamed_calls
         tree = self.tree
         if subtree is not None:
             if tree is None or (top := tree.first(subtree)) is None:
                 raise LookupError(f"no span matches subtree={subtree!r}")
             # what ran under the match; the match itself counts only as an agent run
             calls = [c for c in calls if c.span is not None and c.span is not top and _under(c.span, top)]
+            unnamed = [c for c in unnamed if c.span is not None and c.span is not top and _under(c.span, top)]
             requests = [r for r in requests if r.span is not None and r.span is not top and _under(r.span, top)]
             runs = [r for r in runs if r.span is not None and _under(r.span, top)]
             handoffs = [h for h in handoffs if h.span is not None and _under(h.span, top)]
@@ -424,17 +474,21 @@ class Trajectory:
             if not any(r.name == agent for r in runs) and not any(c.agent == agent for c in calls):
                 names = sorted({str(r.name) for r in self.agent_runs} | {c.agent for c in self.all_calls if c.agent})
                 raise LookupError(f"no agent run named {agent!r} (agent runs: {names})")
-            if loose := sum(1 for c in calls if c.agent is None):
+            if loose := sum(1 for c in (*calls, *unnamed) if c.agent is None):
                 # e.g. tool spans a streaming run leaves in traces of their own: any agent may have made them
                 raise LookupError(
                     f"{loose} tool call(s) lie outside every agent run (no agent span above them, no agent name "
                     f"on them): the telemetry does not say whether agent {agent!r} made them"
                 )
             calls = [c for c in calls if c.agent == agent]
+            unnamed = [c for c in unnamed if c.agent == agent]
             requests = [r for r in requests if r.agent == agent]
             runs = [r for r in runs if r.name == agent]
             handoffs = [h for h in handoffs if h.agent == agent or h.source == agent]
-        scoped = Trajectory(calls, requests, runs, tree=tree, recognized_spans=self.recognized_spans, handoffs=handoffs)
+        scoped = Trajectory(
+            calls, requests, runs, tree=tree, recognized_spans=self.recognized_spans, handoffs=handoffs,
+            unnamed_calls=unnamed,
+        )  # fmt: skip
         scoped.incomplete = list(self.incomplete)
         scoped.missing = dict(self.missing)
         return scoped
@@ -442,7 +496,7 @@ class Trajectory:
     @property
     def is_empty(self) -> bool:
         """True when there is nothing to grade: no spans, or none from an agent instrumentation."""
-        return self.recognized_spans == 0 and not self.all_calls
+        return self.recognized_spans == 0 and not self.all_calls and not self.unnamed_calls
 
     def __repr__(self) -> str:
         return f"<Trajectory calls={[c.describe() for c in self.tool_calls]} model_requests={len(self.model_requests)}>"

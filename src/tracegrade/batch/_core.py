@@ -365,7 +365,7 @@ def _redacted_reasons(tree: SpanTree, traj: Any, results: Sequence[Any], opts: O
     redactor = Redactor(opts.redact)
     for node in tree.nodes:
         redactor.value(dict(node.attributes))
-    for call in traj.calls(include_failed=True, include_deferred=True):
+    for call in traj.listed(traj.calls(include_failed=True, include_deferred=True)):
         if call.args_recorded:
             redactor.value(call.args)
     return redactor.scrub_all([r.reasoning for r in results])

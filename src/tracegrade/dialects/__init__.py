@@ -164,6 +164,7 @@ def _extract(
         forced = [(one.name, one.classify)]
     classifiers = registry.dispatch.classifiers
     calls: list[ToolCall] = []
+    unnamed: list[ToolCall] = []
     requests: list[ModelRequest] = []
     # the same requests recorded again inside them (a provider's span in a framework's), by the identity of
     # the request they repeat: read for tool results, and for requested calls when the outer span records none
@@ -208,6 +209,10 @@ def _extract(
                     hosts_tools = f"{outer.span.name!r} ({outer.span.scope_name or 'unknown scope'})"
                 if type(outer) is ToolCall and _same_call(outer, call):
                     _absorb_call(outer, call)  # the same call recorded again inside (another instrumentation, MCP)
+                elif call.name_missing is not None:  # an execution whose span does not say which tool ran
+                    if run is not None:
+                        call.agent, call.run = _agent_of(run), run
+                    unnamed.append(call)
                 else:
                     if call.dialect == genai_name or attrs.get(operation) == "execute_tool":
                         agent = attrs.get("gen_ai.agent.name")  # on execute_tool: the agent that ran the call
@@ -260,7 +265,7 @@ def _extract(
                 levels.append((level, level_run, outer))
                 levels.append((iter(node.children), run, inner))
                 break
-    recognized = len(calls) + len(requests) + len(runs) + len(handoffs)
+    recognized = len(calls) + len(unnamed) + len(requests) + len(runs) + len(handoffs)
     requests.sort(key=_BY_START)
     requests, twins = _one_per_response(requests)
     for outer_id, records in inside.items():
@@ -281,9 +286,12 @@ def _extract(
     calls.sort(key=_BY_START)
     runs.sort(key=_BY_START)
     handoffs.sort(key=_BY_START)
-    traj = Trajectory(calls, requests, runs, tree=tree, recognized_spans=recognized, handoffs=handoffs)
+    unnamed.sort(key=_BY_START)
+    traj = Trajectory(
+        calls, requests, runs, tree=tree, recognized_spans=recognized, handoffs=handoffs, unnamed_calls=unnamed
+    )
     traj.incomplete = still_open + notes
-    traj.missing = missing_evidence(calls, requests, runs, len(handoffs), tree.unattached_logs)
+    traj.missing = missing_evidence(calls, requests, runs, len(handoffs), tree.unattached_logs, unnamed)
     if hosts_tools:
         traj.missing.setdefault("model_requests", (
             f"the model-request span {hosts_tools} has tool executions beneath it: this instrumentation records "
@@ -401,6 +409,8 @@ def _explained(step: object, by: str, outer: ToolCall | ModelRequest | None) -> 
     if isinstance(step, ToolCall):
         if type(outer) is ToolCall and _same_call(outer, step):
             return f"{by}: tool call {step.name!r}, the same call as the enclosing tool span (merged into it)"
+        if step.name_missing is not None:
+            return f"{by}: tool execution, tool name not recorded ({step.name_missing})"
         return f"{by}: tool call {step.name!r}" + (f" (call id {step.call_id})" if step.call_id else "")
     if isinstance(step, ModelRequest):
         if type(outer) is ModelRequest:
@@ -573,8 +583,9 @@ completion the id `__fake_id__` (`agents.models.fake_id.FAKE_RESPONSES_ID`)."""
 
 
 def _same_call(outer: ToolCall, call: ToolCall) -> bool:
-    """A tool span inside a tool span of the same tool, with no call id telling them apart."""
-    return outer.name == call.name and (outer.call_id is None or call.call_id is None or outer.call_id == call.call_id)
+    """A tool span inside a tool span of the same tool (or one that does not name its tool), with no call id
+    telling them apart."""
+    return (outer.name == call.name or call.name_missing is not None) and (outer.call_id is None or call.call_id is None or outer.call_id == call.call_id)
 
 
 def _absorb_call(outer: ToolCall, call: ToolCall) -> None:

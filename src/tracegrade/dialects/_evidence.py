@@ -219,14 +219,24 @@ def missing_evidence(
     runs: Sequence[AgentRun],
     handoffs: int = 0,
     unattached_logs: int = 0,
+    unnamed: Sequence[ToolCall] = (),
 ) -> dict[str, str]:
     """`{"tool_calls": reason}` when tool checks cannot be decided from this telemetry, and
     `{"model_requests": reason}` when a request budget cannot (see the module docstring). A model output
     held only behind an external content reference (`gen_ai.output.messages_ref`) is not recorded.
     `unattached_logs` counts the log records given with the spans that named none of them: content they
-    may hold is named as the reason (not the content-capture setting) when the calls are unknown."""
+    may hold is named as the reason (not the content-capture setting) when the calls are unknown. `unnamed` are the
+    tool executions whose spans do not say which tool ran: with no other call, they are the reason."""
     missing: dict[str, str] = {}
-    if not calls and not handoffs and requests:
+    if not calls and not handoffs and unnamed:
+        node = unnamed[0].span
+        where = f"{node.name!r}{f' ({node.scope_name})' if node.scope_name else ''}" if node is not None else "?"
+        missing["tool_calls"] = (
+            f"{len(unnamed)} tool span(s) record tool executions but not which tools ran (span {where}), and no "
+            "other span names a called tool: "
+            f"{unnamed[0].name_missing}"
+        )
+    elif not calls and not handoffs and requests:
         unknown: ModelRequest | None = None
         in_text: tuple[ModelRequest, str] | None = None
         for req in requests:
@@ -267,15 +277,15 @@ def missing_evidence(
                     f"no tool spans, and {_describe(unknown.span)} recorded neither its output nor why it ended: "
                     f"whether tools were called is unknown; {how}"
                 )
-    if not requests and (calls or runs):
-        node = runs[0].span if runs else calls[0].span
+    if not requests and (calls or runs or unnamed):
+        node = runs[0].span if runs else (calls or unnamed)[0].span
         scope = f" ({node.scope_name})" if node is not None and node.scope_name else ""
         missing["model_requests"] = (
             f"no model-request span was recorded, only agent/tool spans{scope}: the number of model requests is "
             "unknown; instrument the model client too (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry "
             "instrumentor for its SDK)"
         )
-        if not calls and not handoffs:  # a transfer span shows tool spans are recorded
+        if not calls and not handoffs and not unnamed:  # a transfer span shows tool spans are recorded
             missing["tool_calls"] = (
                 f"only agent spans were recorded{scope}: no tool or model-request spans tell which tools were called"
             )

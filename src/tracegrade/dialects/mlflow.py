@@ -6,7 +6,8 @@ integrations name a span after the method they patch (`{Class}.{method}`: `Agent
 record the agent's or tool's own name in a `name` attribute; a span named as a method without one names no agent and
 no tool. Recognized by `mlflow.spanType`: `TOOL` is a tool call (named by its `name` attribute, as the DSPy callback
 records it on its `Tool.<name>` spans and the LlamaIndex autolog on `FunctionTool.acall`, else after the span unless
-that is a method's name: smolagents' `SimpleTool.__call__` records no tool name and is no call; `mlflow.spanInputs`
+that is a method's name: smolagents' `SimpleTool.__call__` records no tool name, an execution whose tool is not
+recorded, `ToolCall.name_missing`; `mlflow.spanInputs`
 the keyword arguments, a patched method's bound `{"kwargs": {...}}` unwrapped; the `tool_call_id` attribute
 LangChain's callback records, the model's call id; `mlflow.spanOutputs` the result, a LangChain `ToolMessage`'s
 content; `null` inputs or outputs, as a masking span processor may leave them, are not recorded; status ERROR and
@@ -99,7 +100,7 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
         return False
     kind = attrs[SPAN_TYPE]
     if kind == _TOOL:
-        return _tool_call(node) or True
+        return _tool_call(node)
     if kind in _MODEL_TYPES:
         return True if node.name.endswith(_NOT_A_REQUEST) else _model_request(node)
     if kind in (_AGENT, _CHAIN):
@@ -191,14 +192,19 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     return _tool_call(node)
 
 
-def _tool_call(node: SpanNode) -> ToolCall | None:
-    """`tool_call` of a `TOOL` span (None for a span without the tool's name)."""
+def _tool_call(node: SpanNode) -> ToolCall:
+    """`tool_call` of a `TOOL` span (without the tool's name, an execution whose tool is not recorded)."""
     attrs = node.attributes
     tool = _own_name(node)
-    if not tool:
-        return None
     raw = attrs.get(INPUTS)
-    call = new_tool_call(tool, None if raw == _NULL else raw, node, name)
+    if not tool:
+        why = (
+            f"MLflow named the span after the method it patched ({node.name!r}) and recorded no {TOOL_NAME!r} "
+            "attribute naming the tool"
+        )
+        call = ToolCall._unnamed(why, None if raw == _NULL else raw, node, name)
+    else:
+        call = new_tool_call(tool, None if raw == _NULL else raw, node, name)
     if _METHOD.fullmatch(node.name) and raw != _NULL:
         args = call.args  # a patched method's bound arguments: LlamaIndex's `FunctionTool.acall(**kwargs)`
         if isinstance(args, dict) and args.keys() == {"kwargs"} and isinstance(args["kwargs"], dict):

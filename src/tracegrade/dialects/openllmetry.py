@@ -21,7 +21,8 @@ LangChain tool's class (`DynamicStructuredTool`), never the tool, in `traceloop.
 tool's name, the model's call id and the result are read from the `ToolMessage`
 its `traceloop.entity.output` holds (LangChain's serialized `{"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}`,
 content on), the arguments from `traceloop.entity.input` = `{"args": ["<the tool's input, JSON text>"]}`. Without
-that output (content off, or a tool that raised) the span names no tool and is no tool call.
+that output (content off, or a tool that raised) the span records an execution but not which tool ran
+(`ToolCall.name_missing`: checks whose selection of calls includes it are not evaluated).
 
 The OpenAI Agents instrumentation records a handoff as a `traceloop.span.kind=handoff` span with
 `gen_ai.handoff.from_agent` and, when the SDK knows it as the span starts, `gen_ai.handoff.to_agent`
@@ -36,6 +37,7 @@ from ..trajectory import NOT_RECORDED, AgentRun, Handoff, ModelRequest, ToolCall
 from . import genai
 from ._common import first_int, first_str
 from ._dispatch import Gate
+from ._evidence import content_setting
 from .genai import (
     MODEL_OPERATIONS,
     NO_CALL_ID,
@@ -177,27 +179,40 @@ def _js_langchain_tool(node: SpanNode) -> bool:
     return node.scope_name == JS_LANGCHAIN_SCOPE and node.attributes.get(OPERATION) == "execute_tool"
 
 
-def _js_tool_call(node: SpanNode) -> ToolCall | None:
-    """The call an OpenLLMetry-JS LangChain tool span records, named by the `ToolMessage` of its output; None
-    when no output names the tool."""
+def _js_tool_call(node: SpanNode) -> ToolCall:
+    """The call an OpenLLMetry-JS LangChain tool span records, named by the `ToolMessage` of its output; without
+    one, an execution whose tool is not recorded (`ToolCall.name_missing`)."""
     attrs = node.attributes
     output = _decode(attrs.get(ENTITY_OUTPUT))
     ident = output.get("id") if isinstance(output, dict) else None
     message = output.get("kwargs") if isinstance(output, dict) else None
-    if not (isinstance(ident, list) and ident and ident[-1] == "ToolMessage" and isinstance(message, dict)):
-        return None
-    tool = message.get("name")
-    if not isinstance(tool, str) or not tool:
-        return None
+    tool = None
+    if isinstance(ident, list) and ident and ident[-1] == "ToolMessage" and isinstance(message, dict):
+        tool = message.get("name")
     raw = _decode(attrs.get(ENTITY_INPUT))
     if isinstance(raw, dict) and raw.keys() == {"args"} and isinstance(raw["args"], list) and len(raw["args"]) == 1:
         raw = raw["args"][0]
-    call = new_tool_call(tool, raw if raw is None or isinstance(raw, str) else attrs.get(ENTITY_INPUT), node, name)
+    args = raw if raw is None or isinstance(raw, str) else attrs.get(ENTITY_INPUT)
+    if not isinstance(tool, str) or not tool or not isinstance(message, dict):
+        call = ToolCall._unnamed(_js_name_missing(node), args, node, name)
+        set_failure(call, node)
+        return call
+    call = new_tool_call(tool, args, node, name)
     if isinstance(call_id := message.get("tool_call_id"), str) and call_id:
         call.call_id = call_id
     call.result = message.get("content")
     set_failure(call, node)
     return call
+
+
+def _js_name_missing(node: SpanNode) -> str:
+    """Why an OpenLLMetry-JS LangChain tool span does not name its tool."""
+    where = f"the span is named after the tool's class and only the ToolMessage of its {ENTITY_OUTPUT} names the tool"
+    if ENTITY_INPUT not in node.attributes and ENTITY_OUTPUT not in node.attributes:
+        return f"no content was recorded; to record it: {content_setting(node, name)}"
+    if node.status == "error":
+        return f"{where}, and a tool that raised has no such output"
+    return f"{where}, and this span records none"
 
 
 def model_request(node: SpanNode) -> ModelRequest | None:

@@ -272,7 +272,7 @@ def missing_tool_evidence(ctx: TurnContext) -> str | None:
         return f"{NO_SPANS_REASON}, and the agent returned no tool calls: nothing tells which tools were called"
     traj = ctx.trajectory
     if ctx.tool_calls_source == "spans" and traj is not None:
-        return traj.missing.get("tool_calls")
+        return traj.missing.get("tool_calls") or traj.unnamed_reason()
     return None
 
 
@@ -354,8 +354,9 @@ def not_recorded_reason(call: ToolCall, surface: str | None = None) -> str:
 class ScopedEvaluator(BaseEvaluator):
     """Base of the checks that read the run's `Trajectory`: `evaluate` returns `not_evaluated` when
     there are no agent spans, the run is incomplete, the telemetry lacks what the check `needs`
-    (`Trajectory.missing` keys: `"tool_calls"`, `"model_requests"`) or the scope (`agent`, `subtree`)
-    selects nothing; otherwise it returns `check(trajectory, ctx)` on the scoped trajectory.
+    (`Trajectory.missing` keys: `"tool_calls"`, `"model_requests"`), the calls a `"tool_calls"` check selects
+    (failed attempts only when its `include_failed` is true) include tool executions whose tool is not recorded
+    (`Trajectory.unnamed_reason`), or the scope (`agent`, `subtree`) selects nothing; otherwise it returns `check(trajectory, ctx)` on the scoped trajectory.
 
     A new trajectory check is a dataclass subclass with its parameters, `needs` and `check`.
     """
@@ -370,7 +371,12 @@ class ScopedEvaluator(BaseEvaluator):
             validate_query(self.subtree, "subtree")
 
     def _trajectory(self, ctx: TurnContext) -> Trajectory | EvalResult:
-        return scoped_trajectory(ctx, self.agent, self.subtree, self.needs)
+        traj = scoped_trajectory(ctx, self.agent, self.subtree, self.needs)
+        if "tool_calls" in self.needs and not isinstance(traj, EvalResult) and traj.unnamed_calls:
+            reason = traj.unnamed_reason(include_failed=getattr(self, "include_failed", False))
+            if reason is not None:  # the calls it would read include some whose tool is unknown
+                return EvalResult.not_evaluated(reason)
+        return traj
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         traj = self._trajectory(ctx)

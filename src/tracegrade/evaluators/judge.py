@@ -397,7 +397,9 @@ class TrajectoryJudge(_Judge):
         return value if len(text) <= cap else _truncate(text, cap)
 
     def _step(self, i: int, call: ToolCall) -> dict[str, Any]:
-        step: dict[str, Any] = {"step": i, "tool": self._clip(call.name)}
+        step: dict[str, Any] = {"step": i, "tool": self._clip(call.name) if call.name_missing is None else None}
+        if call.name_missing is not None:
+            step["tool_name_not_recorded"] = True
         if call.args is NOT_RECORDED:
             step["arguments_not_recorded"] = True
         else:
@@ -436,5 +438,5 @@ class TrajectoryJudge(_Judge):
         traj = require_trajectory(ctx)
         if isinstance(traj, EvalResult):
             return traj
-        calls = traj.calls(include_failed=True, include_deferred=True)
+        calls = traj.listed(traj.calls(include_failed=True, include_deferred=True))  # unknown tools are steps too
         return await self._ask(ctx, self.prompt(ctx, calls))

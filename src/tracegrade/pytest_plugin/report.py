@@ -8,7 +8,7 @@ from typing import Any
 
 from ..reporting import CaseRecord, CheckRecord, RunRecord, TurnRecord
 from ..reporting.redact import Redactor, scrub_case
-from ..trajectory import ToolCall
+from ..trajectory import UNNAMED, ToolCall
 from .session import RunResult, TranscriptResult, TurnResult, describe_call
 
 __all__ = ["transcript_case"]
@@ -32,12 +32,14 @@ def _diff(turn: TurnResult, redactor: Redactor) -> list[dict[str, Any]] | None:
         return None
     traj = turn.trajectory
     calls = (
-        traj.calls(include_failed=True, include_deferred=True)
+        traj.listed(traj.calls(include_failed=True, include_deferred=True))
         if traj is not None and turn.tool_calls_source == "spans"
         else turn.tool_calls
     )
     view = [
-        {"name": c.name, "args": redactor.value(c.args) if c.args_recorded else None, "state": c.state} for c in calls
+        {"name": c.name if c.name_missing is None else UNNAMED, "args": redactor.value(c.args) if c.args_recorded else None,
+         "state": c.state}
+        for c in calls
     ]
     return trajectory_diff(turn.expected, view)
 

@@ -396,7 +396,7 @@ class EvalSession:
     ) -> TurnContext:
         traj = cap.trajectory
         ctx = TurnContext.for_trajectory(traj, user=turn.user, reply=reply, history=list(history), config=self.config)
-        if returned and not traj.all_calls:  # no tool span: trust what the (uninstrumented) agent says it did
+        if returned and not traj.all_calls and not traj.unnamed_calls:  # no tool span: trust what the agent says it did
             spans_traj = traj
             traj = Trajectory(returned, traj.model_requests, traj.agent_runs, traj.tree, traj.recognized_spans)
             traj.incomplete = list(spans_traj.incomplete)

@@ -41,7 +41,8 @@ def results_table(results: Sequence[CheckRecord | EvalResult], title: str = "") 
 def trajectory_lines(traj: Trajectory, redactor: Redactor | None = None) -> list[Text]:
     """One line per tool call (failed and deferred ones flagged) and a model-request line."""
     lines = []
-    for i, call in enumerate(traj.calls(include_failed=True, include_deferred=True, include_blocked=True), 1):
+    calls = traj.listed(traj.calls(include_failed=True, include_deferred=True, include_blocked=True))
+    for i, call in enumerate(calls, 1):
         line = Text(f"  {i}. {redactor.describe(call) if redactor else call.describe()}")
         if call.failed:
             line.append(" (failed: retry requested)" if call.retry_cause else " (failed)", style="red")
