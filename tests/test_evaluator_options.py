@@ -101,6 +101,22 @@ def test_sequential_calls_are_not_reordered() -> None:
     assert not one(cap, TrajectoryMatch(["a", "b", "c"], order="exact")).passed
 
 
+def test_without_recorded_model_requests_which_calls_were_parallel_is_unknown() -> None:
+    """The tool spans give the order the calls ran in; which were requested together (and so may match in any
+    order) is in the model-request spans. Without them an order that matches only if some calls were parallel is
+    not_evaluated, never passed on a guess; an order no grouping explains still fails."""
+    cap = run_captured([[("b", {}), ("a", {})], ("c", {})])
+    spans = [s for s in cap.spans if not s.name.startswith("chat ")]  # the model client was not instrumented
+    assert len(spans) == len(cap.spans) - 3  # three responses: b and a, c, the answer
+    swapped = one(spans, TrajectoryMatch(["a", "b", "c"], order="exact"))
+    assert swapped.outcome == "not_evaluated", swapped.reasoning
+    assert "which response requested each is not recorded (no model-request span was recorded" in swapped.reasoning
+    assert one(spans, TrajectoryMatch(["b", "a", "c"], order="exact")).passed  # the recorded order
+    assert one(spans, TrajectoryMatch(["a", "b", "d"], order="exact")).outcome == "failed"
+    assert one(spans, TrajectoryMatch(["a", "b", "c"], order="exact", parallel="ordered")).outcome == "failed"
+    assert one(cap, TrajectoryMatch(["a", "b", "c"], order="exact")).passed  # with them: b and a were parallel
+
+
 # --- argument modes ---------------------------------------------------------------------------------
 
 

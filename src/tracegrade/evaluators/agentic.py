@@ -69,7 +69,9 @@ class TrajectoryMatch(ScopedEvaluator):
     `any_order` (F1 of the multiset overlap), `unordered` (the same multiset), `subset` (no call
     outside the expected steps), `superset` (every expected step called). Steps are tool names or
     `{"tool": name, "args": {...}, "optional": True}` (arguments compared with `args_mode`).
-    Calls requested by one model response may match in any order (`parallel="unordered"`).
+    Calls requested by one model response may match in any order (`parallel="unordered"`); when the model
+    requests are not recorded one by one, an order that matches only if some calls were requested together is
+    `not_evaluated`.
     Passes when the score reaches `threshold` (default 1.0).
     """
 
@@ -104,11 +106,22 @@ class TrajectoryMatch(ScopedEvaluator):
             return EvalResult.not_evaluated(not_recorded_reason(unrecorded[0], ctx.config.get("surface")), score=0.0)
         score, reason = self._score(calls)
         if score < 1.0 and self.parallel == "unordered" and self.order in ("exact", "strict", "in_order"):
-            regrouped = self._regroup(traj, calls)
+            unknown = traj.missing.get("model_requests")  # no request, or several on one span: no step is known
+            steps = [0] * len(calls) if unknown else traj.steps(calls)
+            regrouped = self._regroup(calls, steps, guess=False)
             if regrouped is not None:
                 score2, reason2 = self._score(regrouped)
                 if score2 > score:
                     score, reason = score2, reason2 + " (parallel calls matched in any order)"
+            guessed = self._regroup(calls, steps, guess=True) if score < self.threshold else None
+            if guessed is not None and self._score(guessed)[0] >= self.threshold:  # passes only if those were parallel
+                why = unknown or "no model-request span of their agent run started before them"
+                return EvalResult.not_evaluated(
+                    f"{reason}; the expected order differs only among calls that one model response may have "
+                    "requested together (parallel calls, matched in any order), and which response requested "
+                    f"each is not recorded ({why}); record each model request, or set parallel='ordered'",
+                    score=score,
+                )  # fmt: skip
         if self.threshold < 1.0:
             reason += f"; threshold={self.threshold:g}"
         return EvalResult(score >= self.threshold, reason, score)
@@ -116,9 +129,10 @@ class TrajectoryMatch(ScopedEvaluator):
     def _score(self, calls: list[ToolCall]) -> tuple[float, str]:
         return score_steps(calls, self._steps, self.order, self.args_mode)
 
-    def _regroup(self, traj: Trajectory, calls: list[ToolCall]) -> list[ToolCall] | None:
-        """Reorder each group of parallel calls (one model response) to follow the expected order."""
-        steps = traj.steps(calls)
+    def _regroup(self, calls: list[ToolCall], steps: list[int], *, guess: bool) -> list[ToolCall] | None:
+        """Reorder each group of parallel calls (one model response) to follow the expected order; None when
+        nothing moves. Calls no recorded model response precedes in their run (step 0) are grouped only with
+        `guess` (as if one response had requested them all)."""
         position: dict[str, int] = {}
         for j, s in enumerate(self._steps):
             position.setdefault(s.tool, j)
@@ -127,8 +141,9 @@ class TrajectoryMatch(ScopedEvaluator):
         changed = False
         while i < len(calls):
             k = i + 1
-            while k < len(calls) and steps[k] == steps[i] and calls[k].run is calls[i].run:
-                k += 1
+            if guess or steps[i] != 0:
+                while k < len(calls) and steps[k] == steps[i] and calls[k].run is calls[i].run:
+                    k += 1
             group = calls[i:k]
             ordered = sorted(group, key=lambda c: position.get(c.name, len(self._steps)))
             changed = changed or ordered != group or any(a is not b for a, b in zip(ordered, group, strict=True))
