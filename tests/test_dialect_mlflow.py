@@ -497,3 +497,13 @@ def test_a_patched_run_methods_result_object_gives_the_final_output() -> None:
     assert [r.final_output for r in extract(_tree(PYDANTIC_AI.format("off"))).agent_runs] == [None]
     tree = spans_of(_span("support", "AGENT", {mlflow.OUTPUTS: '{"_value": "kept"}'}), scope=SCOPE)
     assert [r.final_output for r in extract(tree).agent_runs] == [{"_value": "kept"}]
+
+
+@pytest.mark.parametrize("run", ["smolagents--mlflow--content-on", "anthropic--mlflow--content-on--stream"])
+def test_a_request_budget_without_request_spans_names_mlflows_client_autolog(run: str) -> None:
+    """Only agent and tool spans: the budget is not_evaluated, and the advice is MLflow's (a client autolog), with
+    the two ways the corpus shows one missing the requests, not another instrumentation's."""
+    (budget,) = grade(extract(_tree(run)), [MaxModelRequests(max_requests=9)])
+    assert budget.outcome == "not_evaluated"
+    assert "(mlflow.tracing.provider)" in budget.reasoning and "mlflow.openai.autolog()" in budget.reasoning
+    assert "messages.stream()" in budget.reasoning and "OpenInference" not in budget.reasoning

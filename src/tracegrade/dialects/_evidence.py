@@ -76,6 +76,18 @@ _CONVERTED_SETTINGS: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
+_CLIENT_TOO_DEFAULT = (
+    "instrument the model client too (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry instrumentor for its SDK)"
+)
+_CLIENT_TOO: tuple[tuple[str, str], ...] = (
+    ("mlflow.tracing", "turn on the MLflow autolog of the model client the framework calls too (e.g. "
+     "mlflow.openai.autolog()); a framework's own autolog may patch a method its version no longer calls, and a "
+     "client's may not trace every call path (mlflow.anthropic.autolog() traces Messages.create, not "
+     "messages.stream())"),
+)  # fmt: skip
+"""By instrumentation scope prefix: how to record the model requests where only agent and tool spans were."""
+
+
 def _scope_matches(scope: str, prefix: str) -> bool:
     return scope == prefix or (prefix.endswith(".") and scope.startswith(prefix)) or scope.startswith(prefix + ".")
 
@@ -279,11 +291,12 @@ def missing_evidence(
                 )
     if not requests and (calls or runs or unnamed):
         node = runs[0].span if runs else (calls or unnamed)[0].span
-        scope = f" ({node.scope_name})" if node is not None and node.scope_name else ""
+        name = node.scope_name if node is not None else ""
+        scope = f" ({name})" if name else ""
+        how = next((how for prefix, how in _CLIENT_TOO if _scope_matches(name, prefix)), _CLIENT_TOO_DEFAULT)
         missing["model_requests"] = (
             f"no model-request span was recorded, only agent/tool spans{scope}: the number of model requests is "
-            "unknown; instrument the model client too (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry "
-            "instrumentor for its SDK)"
+            f"unknown; {how}"
         )
         if not calls and not handoffs and not unnamed:  # a transfer span shows tool spans are recorded
             missing["tool_calls"] = (
