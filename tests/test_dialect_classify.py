@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import tracegrade.trajectory
-from tracegrade.dialects import DIALECTS, Dialect, genai, register_dialect
+from tracegrade.dialects import DIALECTS, NO_STEP, Dialect, genai, register_dialect
 from tracegrade.ingest import read_spans, trace_files
 from tracegrade.trajectory import AgentRun, Handoff, ModelRequest, ToolCall
 from tracegrade.tree import SpanNode, SpanTree
@@ -33,7 +33,11 @@ def _slow(d: Dialect, node: SpanNode) -> object:
     if not d.recognizes(node):
         return False
     handoff = getattr(d, "handoff", lambda node: None)
-    return d.agent_run(node) or d.tool_call(node) or d.model_request(node) or handoff(node) or True
+    claims = getattr(d, "claims", lambda node: False)
+    return (
+        d.agent_run(node) or d.tool_call(node) or d.model_request(node) or handoff(node)
+        or (NO_STEP if claims(node) else True)
+    )  # fmt: skip
 
 
 def _genai_2026_spans() -> list[SpanNode]:

@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from test_dialect_classify import _comparable, _slow, nodes  # noqa: F401  (nodes: the fixture, every recorded span)
 from test_frameworks import RUNS, tree_of
-from tracegrade.dialects import DIALECTS, Dialect, Gate, extract, register_dialect
+from tracegrade.dialects import DIALECTS, NO_STEP, Dialect, Gate, classify, extract, register_dialect
 from tracegrade.dialects._dispatch import Dispatch
 from tracegrade.spans import Span
 from tracegrade.trajectory import ToolCall, Trajectory
@@ -158,6 +158,51 @@ def test_a_registered_gated_dialect_reads_the_spans_its_gate_admits(monkeypatch:
     traj = extract(SpanTree.from_readable_spans(exporter.get_finished_spans()))
     assert [(c.name, c.dialect) for c in traj.all_calls] == [("search", "acme")]
     assert counter[0] == 1  # asked about the one span carrying its key, not about "agent" or "http GET"
+
+
+def test_a_dialect_that_claims_a_span_as_no_step_keeps_the_others_from_reading_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """True lets the next dialects look; NO_STEP does not: a registered dialect claims the chat span its own
+    instrumentation emits beside the one that records the request, and the GenAI reader no longer counts it."""
+    monkeypatch.setattr("tracegrade.dialects.DIALECTS", list(DIALECTS))
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("acme.client")
+    with tracer.start_as_current_span("invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}):
+        for opening in (True, False):
+            attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "acme.opening": opening}
+            with tracer.start_as_current_span("chat m", attributes=attrs):
+                pass
+    provider.shutdown()
+    tree = SpanTree.from_readable_spans(exporter.get_finished_spans())
+    assert len(extract(tree).model_requests) == 2  # the GenAI reader counts both
+
+    class Acme:
+        name = "acme"
+        GATE = Gate(keys=frozenset({"acme.opening"}))
+
+        def classify(self, node: SpanNode) -> object:
+            return NO_STEP if self.claims(node) else False
+
+        def claims(self, node: SpanNode) -> bool:
+            return node.attributes.get("acme.opening") is True
+
+        def recognizes(self, node: SpanNode) -> bool:
+            return self.claims(node)
+
+        agent_run = tool_call = model_request = staticmethod(lambda node: None)
+
+    acme = Acme()
+    register_dialect(acme, first=True)  # type: ignore[arg-type]
+    explain: dict[int, str] = {}
+    traj = extract(tree, explain=explain)
+    opening = next(n for n in tree if n.attributes.get("acme.opening") is True)
+    assert len(traj.model_requests) == 1 and traj.model_requests[0].span is not opening
+    assert explain[id(opening)] == "acme: recognized, not a step for any dialect (the others were not asked)"
+    assert classify(opening) is True  # the public answer stays False / True / the step
+    assert all(_comparable(acme.classify(n)) == _comparable(_slow(acme, n)) for n in tree)  # type: ignore[arg-type]
 
 
 def test_a_gate_that_is_not_a_gate_is_refused_at_registration(monkeypatch: pytest.MonkeyPatch) -> None:

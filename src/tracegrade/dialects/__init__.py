@@ -2,8 +2,9 @@
 
 A dialect is any object (usually a module) with a `name` and five functions of a `SpanNode`:
 `classify` (the fast path, run on every span: False when the dialect does not recognize the span, True
-when it does but finds no step in it, else the step) and its readable spec `recognizes`, `agent_run`,
-`tool_call`, `model_request` (the last three return None when the span is not of that kind); a property
+when it does but finds no step in it, `NO_STEP` when the span holds no step for any dialect, else the step)
+and its readable spec `recognizes`, `agent_run`, `tool_call`, `model_request` (the last three return None
+when the span is not of that kind) and, for a dialect that answers `NO_STEP`, `claims`; a property
 test keeps the two equal. Optionally: `handoff(node)` (transfers of control between agents),
 `MESSAGE_SHAPES` / `requested_calls` / `tool_results` (where its model spans record requested calls
 and their results; `requested_calls_of` / `tool_results_of` read the span itself, e.g. its events),
@@ -45,7 +46,7 @@ from . import (
     pydantic_ai,
     vercel_ai,
 )
-from ._dispatch import Classifier, Dispatch, Gate, gate_of
+from ._dispatch import NO_STEP, Classifier, Dispatch, Gate, gate_of
 from ._evidence import content_setting, missing_evidence
 from ._merge import Readers, merge_requested
 from ._recovery import recover_arguments
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
     from ..tree import SpanNode, SpanTree
 
-__all__ = ["DIALECTS", "Dialect", "Gate", "classify", "content_setting", "extract", "get_dialect", "register_dialect"]
+__all__ = ["DIALECTS", "NO_STEP", "Dialect", "Gate", "classify", "content_setting", "extract", "get_dialect", "register_dialect"]
 
 _PROTOCOL = ("classify", "recognizes", "agent_run", "tool_call", "model_request")
 
@@ -95,12 +96,14 @@ def classify(node: SpanNode) -> object:
     """What `extract` reads one span as, by the rule it applies: the step (`AgentRun`, `ToolCall`,
     `ModelRequest`, `Handoff`) the first dialect finding one reads in it, True when dialects recognize the span
     but find no step, False when none recognizes it (its context in the tree is not looked at)."""
-    return _read(node, _dispatch().classifiers(node))[0]
+    step = _read(node, _dispatch().classifiers(node))[0]
+    return True if step is NO_STEP else step
 
 
 def _read(node: SpanNode, asked: list[Classifier]) -> tuple[object, str]:
     """The step the first of `asked` that finds one reads in the span (True: recognized, no step; False: not
-    recognized), and the dialect that did (the first that recognized it when none found a step)."""
+    recognized; `NO_STEP`: a dialect claimed it, holding no step, before any found one), and the dialect that did
+    (the first that recognized it when none found a step)."""
     step: object = False
     by = ""
     for name, classify in asked:
@@ -109,7 +112,7 @@ def _read(node: SpanNode, asked: list[Classifier]) -> tuple[object, str]:
             continue
         by = by or name
         if found is not True:
-            return found, name
+            return found, name  # a step, or NO_STEP: the others are not asked
         step = True  # recognized, but not a step: another dialect may still find one
     return step, by
 
@@ -406,6 +409,8 @@ def _explained(step: object, by: str, outer: ToolCall | ModelRequest | None) -> 
         return "not recognized by any dialect"
     if step is True:
         return f"{by}: recognized, not a step"
+    if step is NO_STEP:
+        return f"{by}: recognized, not a step for any dialect (the others were not asked)"
     if isinstance(step, ToolCall):
         if type(outer) is ToolCall and _same_call(outer, step):
             return f"{by}: tool call {step.name!r}, the same call as the enclosing tool span (merged into it)"

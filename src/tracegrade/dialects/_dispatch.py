@@ -15,9 +15,24 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["Dispatch", "Gate", "gate_of"]
+__all__ = ["NO_STEP", "Dispatch", "Gate", "NoStep", "gate_of"]
 
 Classifier = tuple[str, Callable[["SpanNode"], object]]
+
+
+class NoStep:
+    """The type of `NO_STEP`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_STEP"
+
+
+NO_STEP = NoStep()
+"""`classify`'s third answer beside False and True: the span is the dialect's and holds no step for any
+dialect, so no other dialect is asked about it (e.g. a client span that only opened a request another span
+records; True lets the next dialects look). A dialect that gives it declares `claims(node)` in its readable spec."""
 
 _NAME_CACHE = 10_000
 """Distinct span names remembered per dispatch table; names past it are matched each time."""

@@ -33,9 +33,8 @@ OpenLLMetry-JS's LangChain tool span `execute_tool {class}` (`TRACELOOP_JS_LANGC
 class, not the tool); Google ADK's call id `"<not specified>"` and `(merged tools)` summary span; Strands'
 `gen_ai.tool.status` and its legacy `gen_ai.tool.message` / `gen_ai.choice` events holding args / result;
 a span OpenLLMetry marks `traceloop.span.kind` = `workflow` / `task` is no agent run whatever its operation,
-one the LangSmith SDK marks `langsmith.span.kind` = `prompt` no model request (its other runs are read by the
-`langsmith` dialect), nor the span opening a request Logfire streams (`logfire.stream_opening`: its response is
-in Logfire's log of it, read by the `logfire` dialect);
+(a LangSmith `prompt` run and the span opening a request Logfire streams are claimed, as no step, by the
+`langsmith` and `logfire` dialects ahead of this one);
 the contrib OpenAI Agents instrumentation's placeholder `gen_ai.agent.name` (`LABEL_AGENT_SCOPES`). A run span
 named otherwise than `{operation} {name}` (an SDK trace span named after its workflow) has no name unless an
 attribute gives one.
@@ -52,8 +51,6 @@ from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
 from ._common import cost_of, first_int, first_str
 from ._dispatch import Gate
 from ._messages import SUMMARY_IDS, Requested, event_name, otel_requests, summary_requests
-from .logfire import SCOPES as LOGFIRE_SCOPES
-from .logfire import stream_opening
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
@@ -88,7 +85,6 @@ TRACELOOP_KIND = "traceloop.span.kind"
 NOT_RUNS = frozenset({"workflow", "task"})
 """`traceloop.span.kind` values that are no agent run even with an agent-run operation (OpenLLMetry's CrewAI
 instrumentation writes `invoke_agent` on its task span, its LangChain one on the graph's workflow span)."""
-LANGSMITH_KIND = "langsmith.span.kind"
 """The LangSmith SDK's run type: it exports a `prompt` run (a prompt template's formatting) with operation
 `chat`, and that is no model request."""
 OPENLIT_COST = "gen_ai.usage.cost"
@@ -156,8 +152,6 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | Handoff | b
     if op == "execute_tool":
         return _tool_call(node) or handoff(node) or True
     if op in MODEL_OPERATIONS:
-        if attrs.get(LANGSMITH_KIND) == "prompt" or (node.scope_name in LOGFIRE_SCOPES and stream_opening(node)):
-            return handoff(node) or True
         return _model_request(node)
     if op in RUN_OPERATIONS:
         return _agent_run(node, op) or handoff(node) or True
@@ -316,9 +310,7 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
 
 
 def model_request(node: SpanNode) -> ModelRequest | None:
-    if operation(node) not in MODEL_OPERATIONS or node.attributes.get(LANGSMITH_KIND) == "prompt":
-        return None
-    if stream_opening(node):
+    if operation(node) not in MODEL_OPERATIONS:
         return None
     return _model_request(node)
 

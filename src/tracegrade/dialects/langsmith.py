@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import first_int, first_str
-from ._dispatch import Gate
+from ._dispatch import NO_STEP, Gate, NoStep
 from ._messages import Requested, tool_calls_in, tool_results_in
 from .genai import new_tool_call, set_failure
 
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from ..tree import SpanNode
 
 __all__ = [
-    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "tool_call", "tool_results",
+    "agent_run", "claims", "classify", "model_request", "name", "recognizes", "requested_calls", "tool_call", "tool_results",
 ]  # fmt: skip
 
 name = "langsmith"
@@ -78,7 +78,7 @@ def recognizes(node: SpanNode) -> bool:
     return KIND in node.attributes
 
 
-def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
+def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | NoStep | bool:
     """The run type selects the one reader to ask (same answers as the readable spec)."""
     attrs = node.attributes
     if KIND not in attrs:
@@ -90,7 +90,15 @@ def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
         return _model_request(node)
     if kind == "chain":
         return _agent_run(node) or True
+    if kind == "prompt":
+        return NO_STEP
     return True
+
+
+def claims(node: SpanNode) -> bool:
+    """A `prompt` run (a prompt template rendered; LangSmith may give it a model operation): no step, for this
+    dialect or another."""
+    return node.attributes.get(KIND) == "prompt"
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:

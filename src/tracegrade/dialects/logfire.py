@@ -17,8 +17,8 @@ Streaming: the request span ends when the stream is returned, recording no respo
 read, Logfire logs the response as a zero-length span `streaming response from {request_data[model]!r} took
 {duration:.2f}s` (`logfire.span_type` = `log`) in the caller's context (beside the request span, not inside
 it), holding the request again with the response and usage. That log is the model request; a request span
-that ended without error and without a response is a streamed request's opening, no step (a stream never read
-leaves no log, and its request is not counted). Version 1 logs only the streamed text of an Anthropic response
+that ended without error and without a response is a streamed request's opening, no step for any dialect
+(`claims`; a stream never read leaves no log, and its request is not counted). Version 1 logs only the streamed text of an Anthropic response
 (`{"combined_chunk_content", "chunk_count"}`): the calls it made are recorded in the next request's
 `request_data`, and are read from there (the last assistant message of a streamed request's input holds the
 previous response's calls) — once each as long as a run's Anthropic requests are all streamed.
@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import ModelRequest
 from ._common import cost_of, first_int, first_str, json_value
-from ._dispatch import Gate
+from ._dispatch import NO_STEP, Gate, NoStep
 from ._messages import Requested, otel_requests, otel_results, tool_calls_in, tool_results_in
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
 __all__ = [
-    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls_of", "stream_opening",
+    "agent_run", "claims", "classify", "model_request", "name", "recognizes", "requested_calls_of", "stream_opening",
     "tool_call", "tool_results_of",
 ]  # fmt: skip
 
@@ -58,11 +58,22 @@ def recognizes(node: SpanNode) -> bool:
     return node.scope_name in SCOPES
 
 
-def classify(node: SpanNode) -> ModelRequest | bool:
-    """False outside Logfire's client scopes, else the model request or True (same answers as the spec)."""
+def classify(node: SpanNode) -> ModelRequest | NoStep | bool:
+    """False outside Logfire's client scopes, else the model request, `NO_STEP` for a streamed request's opening
+    (its response is in Logfire's log of it: no other dialect reads a request from it), or True (same answers as
+    the spec)."""
     if node.scope_name not in SCOPES:
         return False
-    return model_request(node) or True
+    if node.attributes.get("gen_ai.operation.name") not in _MODEL_OPERATIONS:
+        return True
+    if stream_opening(node):
+        return NO_STEP
+    return _model_request(node)
+
+
+def claims(node: SpanNode) -> bool:
+    """A streamed request's opening (see `stream_opening`): no step, for this dialect or another."""
+    return node.attributes.get("gen_ai.operation.name") in _MODEL_OPERATIONS and stream_opening(node)
 
 
 def agent_run(node: SpanNode) -> None:
@@ -80,6 +91,11 @@ def model_request(node: SpanNode) -> ModelRequest | None:
         return None
     if stream_opening(node):
         return None  # its response is in the log
+    return _model_request(node)
+
+
+def _model_request(node: SpanNode) -> ModelRequest:
+    attrs = node.attributes
     return ModelRequest(
         model=first_str(attrs, "gen_ai.request.model", "gen_ai.response.model"),
         input_tokens=first_int(attrs, "gen_ai.usage.input_tokens"),
