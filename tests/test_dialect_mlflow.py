@@ -74,17 +74,54 @@ def test_requested_calls_and_results_are_read_from_the_chat_completion_and_the_r
     assert mlflow.tool_results(requests[0].attributes) == {}
 
 
-def test_a_streamed_request_records_no_requested_calls_so_the_tool_spans_keep_no_call_id() -> None:
-    """MLflow reduces a streamed chat completion to its text (tool_calls null, finish_reason stop): the calls are
-    still read from the tool spans, without call ids, and the results the requests were given are still read."""
+def test_a_streamed_requests_calls_are_read_from_its_chunk_events_so_the_tool_spans_take_their_ids() -> None:
+    """MLflow reduces a streamed chat completion to its text (tool_calls null, finish_reason stop), and records the
+    chunks as span events (`mlflow.chunk.item.N`): the calls are read from their deltas (id and name as first sent,
+    argument fragments joined by index), so the tool spans take the model's call ids; the results the requests
+    were given are still read."""
     tree = _tree(LOOP.format("--stream"))
     requests = _typed(tree, "CHAT_MODEL")
     assert [mlflow.requested_calls(n.attributes) for n in requests] == [[], [], [], []]
+    streamed = [[(r.name, json.loads(r.arguments), r.call_id) for r in mlflow.streamed_calls(n)] for n in requests]
+    assert streamed == [SCENARIO[:2], SCENARIO[2:3], SCENARIO[3:], []]
     assert mlflow.tool_results(requests[-1].attributes)["call_s2"] == "Refunds take 5 days."
     got = extract(tree).calls(include_failed=True)
     assert [(c.name, c.args, c.call_id, c.status) for c in got] == [
-        (n, a, None, s) for (n, a, _), s in zip(SCENARIO, ["ok", "ok", "error", "ok"], strict=True)
+        (n, a, i, s) for (n, a, i), s in zip(SCENARIO, ["ok", "ok", "error", "ok"], strict=True)
     ]
+
+
+@pytest.mark.parametrize("setting", ["on", "off"])
+def test_crewai_streamed_through_the_openai_autolog_reads_the_calls_from_the_chunks(setting: str) -> None:
+    """CrewAI's native provider streaming through the OpenAI client: no tool span; the requests' outputs hold text
+    only, and the calls are in the chunk events, which a masking function over inputs and outputs leaves in place."""
+    traj = extract(_tree(CREWAI.format(f"{setting}--stream--with-openai")))
+    assert [(c.name, c.args, c.call_id, c.executed) for c in traj.all_calls] == [
+        (n, a, i, None) for n, a, i in SCENARIO]  # fmt: skip
+    want = [*RESULTS[:2], "Error executing tool: knowledge base unavailable", RESULTS[3]]
+    assert [c.result for c in traj.all_calls] == (want if setting == "on" else [None] * 4)
+    assert len(traj.model_requests) == 4 and traj.missing == {}
+
+
+@pytest.mark.parametrize("stream", ["", "--stream"])
+def test_a_crewai_tasks_recorded_conversation_gives_the_calls_when_nothing_else_records_them(stream: str) -> None:
+    """mlflow.crewai.autolog() with this CrewAI records no tool or model-request span, but the Task.execute_sync
+    span's outputs are the TaskOutput with the whole conversation: the calls in order with ids, arguments and
+    results, credited to the task's agent; the request budget stays not_evaluated (no request spans)."""
+    tree = _tree(CREWAI.format(f"on{stream}"))
+    explain: dict[int, str] = {}
+    traj = extract(tree, explain=explain)
+    assert [(c.name, c.args, c.call_id, c.agent, c.executed) for c in traj.all_calls] == [
+        (n, a, i, "support", None) for n, a, i in SCENARIO]  # fmt: skip
+    assert [c.result for c in traj.all_calls][::3] == ["sunny, 21C", "Refunds take 5 days."]
+    (task,) = [n for n in tree if n.name == "Task.execute_sync"]
+    assert {c.span for c in traj.all_calls} == {task}
+    assert explain[id(task)] == "mlflow: a recorded conversation holding the trace's tool calls"
+    right, budget = grade(traj, [ToolCorrectness(expected_tools=[n for n, _, _ in SCENARIO]),
+                                 MaxModelRequests(max_requests=4)])  # fmt: skip
+    assert (right.outcome, budget.outcome) == ("passed", "not_evaluated"), (right.reasoning, budget.reasoning)
+    # the Crew.kickoff span repeats the conversation in its tasks_output: no call is read twice
+    assert mlflow.transcript(next(n for n in tree if n.name == "Crew.kickoff")) is None
 
 
 def test_a_loops_model_spans_alone_give_the_calls_their_arguments_ids_and_results() -> None:

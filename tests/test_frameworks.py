@@ -108,13 +108,31 @@ def _argument_forms(args: dict[str, Any]) -> list[list[str]]:
     return forms
 
 
+def _streamed_arguments(doc: dict[str, Any]) -> Iterator[str]:
+    """The arguments of each tool call a streamed chat completion sent in fragments, joined: MLflow records the chunks
+    as span events (`mlflow.chunk.value`, OpenAI's `delta.tool_calls[].function.arguments`, one call per `index`)."""
+    for rs in doc.get("resourceSpans", []):
+        for ss in rs.get("scopeSpans", []):
+            for span in ss.get("spans", []):
+                joined: dict[int, str] = {}
+                for event in span.get("events", []):
+                    for a in event.get("attributes", []):
+                        if a["key"] != "mlflow.chunk.value":
+                            continue
+                        for choice in json.loads(a["value"]["stringValue"]).get("choices") or []:
+                            for delta in (choice.get("delta") or {}).get("tool_calls") or []:
+                                fragment = (delta.get("function") or {}).get("arguments") or ""
+                                joined[delta["index"]] = joined.get(delta["index"], "") + fragment
+                yield from joined.values()
+
+
 @cache
 def evidence(run: str) -> Evidence:
     entry = _entry(CORPUS / "entries" / f"{run}.json")
     docs = [json.loads((CORPUS / entry["traces"]).read_text())]
     if entry.get("logs"):
         docs.append(json.loads((CORPUS / entry["logs"]).read_text()))
-    text = list(_strings(docs))
+    text = [*_strings(docs), *_streamed_arguments(docs[0])]
     blob = "\n".join(text)
     pairs = "\n".join(t for t in text if "=" in t) + "\n"
     spans = [s for rs in docs[0].get("resourceSpans", []) for ss in rs.get("scopeSpans", []) for s in ss.get("spans", [])]

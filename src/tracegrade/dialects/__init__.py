@@ -8,7 +8,9 @@ when the span is not of that kind) and, for a dialect that answers `NO_STEP`, `c
 test keeps the two equal. Optionally: `handoff(node)` (transfers of control between agents),
 `MESSAGE_SHAPES` / `requested_calls` / `tool_results` (where its model spans record requested calls
 and their results; `requested_calls_of` / `tool_results_of` read the span itself, e.g. its events),
-`settle_calls(calls, requests)` (marks failures of the calls known only from requests; returns notes), `RUN_MESSAGES` (agent-span attributes holding a run's messages, for argument
+`settle_calls(calls, requests)` (marks failures of the calls known only from requests; returns notes),
+`transcript(node)` (a conversation the span recorded whole, a `_messages.Transcript`: its calls are read when no
+tool span and no model-request span records any), `RUN_MESSAGES` (agent-span attributes holding a run's messages, for argument
 recovery), `ARGS_MAY_BE_WRAPPED` (its tool spans may record a framework's wrapper around the
 arguments) and `GATE`, a `Gate` naming what a span must carry for `classify` to recognize it: each span
 is offered only to the dialects whose gate admits it (one dispatch per span, whatever the number of
@@ -48,7 +50,7 @@ from . import (
 )
 from ._dispatch import NO_STEP, Classifier, Dispatch, Gate, gate_of
 from ._evidence import content_setting, missing_evidence
-from ._merge import Readers, merge_requested
+from ._merge import Readers, merge_requested, transcript_calls
 from ._recovery import recover_arguments
 
 if TYPE_CHECKING:
@@ -284,6 +286,13 @@ def _extract(
     if explain is not None:
         _explain_merge(explain, twins, added)
     calls.extend(added)
+    if not calls and not handoffs and registry.transcripts:  # nothing else records a call: whole conversations may
+        added, more = transcript_calls(_transcripts(tree, registry, forced))
+        calls.extend(added)
+        notes.extend(more)
+        if explain is not None:
+            for call in added:
+                explain[id(call.span)] = f"{call.dialect}: a recorded conversation holding the trace's tool calls"
     if decided:
         calls.extend(_apply_decisions(calls, decided, explain))
     calls.sort(key=_BY_START)
@@ -303,13 +312,28 @@ def _extract(
     return traj, referenced
 
 
+def _transcripts(
+    tree: SpanTree, registry: _Registry, forced: list[Classifier] | None
+) -> list[tuple[SpanNode, str, _messages.Transcript]]:
+    """The conversations the tree's spans recorded whole, read by the dialects that read them (`transcript`), in
+    span order."""
+    out = []
+    for node in tree:
+        for name, _ in forced if forced is not None else registry.dispatch.classifiers(node):
+            read = registry.transcripts.get(name)
+            if read is not None and (found := read(node)) is not None:
+                out.append((node, name, found))
+                break
+    return out
+
+
 class _Registry:
     """What extraction reads off the registered dialects, taken once per state of `DIALECTS`, so that
     extracting a trajectory costs the same however many dialects are registered: the dispatch table, the
     agent-span attributes holding a run's messages, the dialects whose tool spans may record a wrapper, the
     message readers by dialect name, and the dialects' `settle_calls`."""
 
-    __slots__ = ("_dialects", "_readers", "dispatch", "run_messages", "settlers", "wrapping")
+    __slots__ = ("_dialects", "_readers", "dispatch", "run_messages", "settlers", "transcripts", "wrapping")
 
     def __init__(self, dialects: Sequence[Dialect]) -> None:
         self.dispatch = Dispatch(dialects)
@@ -318,6 +342,9 @@ class _Registry:
         self.wrapping = frozenset(d.name for d in dialects if _attribute(d, "ARGS_MAY_BE_WRAPPED", False))
         self.settlers: dict[str, Callable[[list[ToolCall], list[ModelRequest]], list[str]]] = {
             d.name: settle for d in dialects if (settle := _attribute(d, "settle_calls", None)) is not None
+        }
+        self.transcripts: dict[str, Callable[[SpanNode], _messages.Transcript | None]] = {
+            d.name: read for d in dialects if (read := _attribute(d, "transcript", None)) is not None
         }
         self._readers: dict[str | None, Readers] = {}
 

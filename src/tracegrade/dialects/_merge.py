@@ -26,7 +26,7 @@ from . import _messages
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
-__all__ = ["Readers", "default_transfer_tool", "merge_requested"]
+__all__ = ["Readers", "default_transfer_tool", "merge_requested", "transcript_calls"]
 
 
 Readers = tuple[Callable[["SpanNode"], list[_messages.Requested]], Callable[["SpanNode"], dict[str, Any]]]
@@ -126,6 +126,37 @@ def merge_requested(
 
 
 _NONE = object()
+
+
+def transcript_calls(found: Sequence[tuple[SpanNode, str, _messages.Transcript]]) -> tuple[list[ToolCall], list[str]]:
+    """The calls of the conversations spans recorded whole (span, dialect, transcript), for a trace in which no
+    tool span and no model-request span records any: each requested call on the span that recorded it, executed
+    unknown (`executed=None`), with its result from the same transcript's tool messages; a call id seen in an
+    earlier transcript (the same conversation recorded again, e.g. by an enclosing span) is not a call again, and
+    calls without ids are taken from the first transcript only. Returns the calls and notes (calls without names)."""
+    calls: list[ToolCall] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    for node, dialect, transcript in found:
+        if not transcript.requested:
+            continue
+        first = not calls
+        for r in transcript.requested:
+            if (r.call_id in seen) if r.call_id is not None else not first:
+                continue
+            if r.call_id is not None:
+                seen.add(r.call_id)
+            if r.name is None:
+                notes.append(f"span {node.name!r} recorded a conversation with a tool call whose name was not recorded")
+                continue
+            call = ToolCall._from_span(r.name, None, node, dialect)
+            call.executed, call.call_id, call.agent = None, r.call_id, transcript.agent
+            if r.arguments is not None:
+                _set_arguments(call, r.arguments)
+            if r.call_id is not None and r.call_id in transcript.results:
+                call.result = transcript.results[r.call_id]
+            calls.append(call)
+    return calls, notes
 
 
 def default_transfer_tool(target: str) -> str:

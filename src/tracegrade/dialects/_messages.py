@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "Requested",
+    "Transcript",
     "event_name",
     "flattened_requests",
     "flattened_results",
@@ -60,6 +61,15 @@ class Requested(NamedTuple):
             arguments,
             call_id if isinstance(call_id, str) and call_id else None,
         )
+
+
+class Transcript(NamedTuple):
+    """A conversation a span recorded whole (e.g. a task's output): the calls its model responses requested, in
+    order, the results its tool messages gave (`{call_id: result}`), and the agent it names (None if none)."""
+
+    requested: list[Requested]
+    results: dict[str, Any]
+    agent: str | None
 
 
 def tool_calls_in(calls: Any) -> list[Requested]:

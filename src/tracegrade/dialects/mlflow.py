@@ -31,8 +31,8 @@ response span (Responses API) the input items (`function_call_output` with the r
 (`function_call`), and the client span inside it the response; a LlamaIndex ChatResponse
 `message.additional_kwargs.tool_calls` (a streamed one records its generator's repr); an Anthropic request the
 Message (`tool_use` blocks) and the `tool_result` blocks of its user messages. A streamed OpenAI client request's
-output is the chunks reduced to text only (no tool calls; the chunks themselves, span events `mlflow.chunk.item.N`,
-are not read). MLflow has no setting that leaves inputs and outputs out;
+output is the chunks reduced to text only (no tool calls): the calls are read from the chunks themselves, span events
+`mlflow.chunk.item.N` (`streamed_calls`), which a masking function over inputs and outputs leaves in place. MLflow has no setting that leaves inputs and outputs out;
 `mlflow.tracing.configure(span_processors=[...])` runs the user's functions over each span before export, which may
 mask them. With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by
 `genai`).
@@ -48,14 +48,15 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from ._common import to_int
 from ._dispatch import Gate
-from ._messages import Requested, tool_calls_in, tool_results_in
+from ._messages import Requested, Transcript, tool_calls_in, tool_results_in
 from .genai import new_tool_call, set_failure
 
 if TYPE_CHECKING:
     from ..tree import SpanNode
 
 __all__ = [
-    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "tool_call", "tool_results",
+    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "requested_calls_of",
+    "streamed_calls", "tool_call", "tool_results", "transcript",
 ]  # fmt: skip
 
 name = "mlflow"
@@ -299,6 +300,64 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
             if isinstance(part, dict) and part.get("type") == "function_call":
                 out.append(Requested.of(part.get("name"), part.get("arguments"), part.get("call_id")))
     return out
+
+
+CHUNK_EVENT, CHUNK_VALUE = "mlflow.chunk.item.", "mlflow.chunk.value"
+_TASK_OUTPUT = frozenset({"messages", "expected_output", "raw", "agent"})
+"""Fields of a CrewAI TaskOutput: recorded as a span's outputs, the task's whole conversation."""
+
+
+def transcript(node: SpanNode) -> Transcript | None:
+    """A CrewAI task's conversation: the TaskOutput MLflow's crewai autolog records as the outputs of the
+    `Task.execute_sync` CHAIN span, its `messages` OpenAI chat messages (assistant `tool_calls`, `role: tool`
+    results) and its `agent` the agent's role; None for any other span."""
+    attrs = node.attributes
+    raw = attrs.get(OUTPUTS)
+    if attrs.get(SPAN_TYPE) != _CHAIN or not isinstance(raw, str) or '"tool_calls"' not in raw:
+        return None
+    doc = _decoded(raw)
+    if not isinstance(doc, dict) or not doc.keys() >= _TASK_OUTPUT or not isinstance(doc["messages"], list):
+        return None
+    messages = [m for m in doc["messages"] if isinstance(m, dict)]
+    requested = [r for m in messages if m.get("role") == "assistant" for r in tool_calls_in(m.get("tool_calls"))]
+    agent = doc["agent"] if isinstance(doc["agent"], str) and doc["agent"] else None
+    return Transcript(requested, tool_results_in(messages), agent)
+
+
+def requested_calls_of(node: SpanNode) -> list[Requested]:
+    """`requested_calls` of the span's outputs, else of the streamed chunks it recorded as events."""
+    found = requested_calls(node.attributes)
+    if not found and node.events:
+        return streamed_calls(node)
+    return found
+
+
+def streamed_calls(node: SpanNode) -> list[Requested]:
+    """The tool calls of a streamed OpenAI chat completion, from the chunks MLflow records as span events
+    (`mlflow.chunk.item.N`, the chunk's JSON in `mlflow.chunk.value`): each call's deltas joined by their
+    `index` (the id and name as first sent, the arguments' fragments concatenated)."""
+    calls: dict[int, list[Any]] = {}  # index -> [id, name, argument fragments]
+    for event in node.events:
+        if not event.name.startswith(CHUNK_EVENT) or '"tool_calls"' not in (raw := event.attributes.get(CHUNK_VALUE, "")):
+            continue
+        chunk = _decoded(raw)
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        for choice in choices if isinstance(choices, list) else ():
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            deltas = delta.get("tool_calls") if isinstance(delta, dict) else None
+            for d in deltas if isinstance(deltas, list) else ():
+                if not isinstance(d, dict) or not isinstance(index := d.get("index"), int):
+                    continue
+                call = calls.setdefault(index, [None, None, []])
+                function = d.get("function")
+                if not isinstance(function, dict):
+                    function = {}
+                call[0] = call[0] or d.get("id")
+                call[1] = call[1] or function.get("name")
+                if isinstance(fragment := function.get("arguments"), str):
+                    call[2].append(fragment)
+    return [Requested.of(name, "".join(parts) if parts else None, call_id)
+            for call_id, name, parts in (calls[i] for i in sorted(calls))]  # fmt: skip
 
 
 def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
