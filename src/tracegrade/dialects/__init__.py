@@ -286,7 +286,7 @@ def _extract(
     if explain is not None:
         _explain_merge(explain, twins, added)
     calls.extend(added)
-    if not calls and not handoffs and registry.transcripts:  # nothing else records a call: whole conversations may
+    if not calls and not handoffs and not unnamed and registry.transcripts:  # no span records a call: conversations may
         added, more = transcript_calls(_transcripts(tree, registry, forced))
         calls.extend(added)
         notes.extend(more)
@@ -331,7 +331,7 @@ class _Registry:
     """What extraction reads off the registered dialects, taken once per state of `DIALECTS`, so that
     extracting a trajectory costs the same however many dialects are registered: the dispatch table, the
     agent-span attributes holding a run's messages, the dialects whose tool spans may record a wrapper, the
-    message readers by dialect name, and the dialects' `settle_calls`."""
+    message readers by dialect name, the dialects' `settle_calls` and their `transcript` readers."""
 
     __slots__ = ("_dialects", "_readers", "dispatch", "run_messages", "settlers", "transcripts", "wrapping")
 

@@ -335,10 +335,11 @@ def requested_calls_of(node: SpanNode) -> list[Requested]:
 def streamed_calls(node: SpanNode) -> list[Requested]:
     """The tool calls of a streamed OpenAI chat completion, from the chunks MLflow records as span events
     (`mlflow.chunk.item.N`, the chunk's JSON in `mlflow.chunk.value`): each call's deltas joined by their
-    `index` (the id and name as first sent, the arguments' fragments concatenated)."""
-    calls: dict[int, list[Any]] = {}  # index -> [id, name, argument fragments]
+    `index` within their choice (the id and name as first sent, the arguments' fragments concatenated)."""
+    calls: dict[tuple[Any, int], list[Any]] = {}  # (choice, index) -> [id, name, argument fragments]
     for event in node.events:
-        if not event.name.startswith(CHUNK_EVENT) or '"tool_calls"' not in (raw := event.attributes.get(CHUNK_VALUE, "")):
+        raw = event.attributes.get(CHUNK_VALUE)
+        if not event.name.startswith(CHUNK_EVENT) or not isinstance(raw, str) or '"tool_calls"' not in raw:
             continue
         chunk = _decoded(raw)
         choices = chunk.get("choices") if isinstance(chunk, dict) else None
@@ -348,7 +349,7 @@ def streamed_calls(node: SpanNode) -> list[Requested]:
             for d in deltas if isinstance(deltas, list) else ():
                 if not isinstance(d, dict) or not isinstance(index := d.get("index"), int):
                     continue
-                call = calls.setdefault(index, [None, None, []])
+                call = calls.setdefault((str(choice.get("index", 0)), index), [None, None, []])
                 function = d.get("function")
                 if not isinstance(function, dict):
                     function = {}
