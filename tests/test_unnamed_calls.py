@@ -149,3 +149,21 @@ def test_the_trajectory_judge_is_shown_the_unnamed_execution_as_a_step_without_a
     steps = json.loads(prompts[0].split("<trajectory>\n")[1].split("\n</trajectory>")[0])
     assert [(s["step"], s["tool"], s.get("tool_name_not_recorded"), s["outcome"]) for s in steps] == [
         (1, "search", None, "ok"), (2, None, True, "error")]  # fmt: skip
+
+
+def test_a_genai_tool_span_that_names_no_tool_is_an_execution_of_an_unknown_tool() -> None:
+    """`execute_tool` with no `gen_ai.tool.name` and no tool in its name: a tool ran, which one is not recorded;
+    it was silently dropped before, so a budget passed on one call fewer than ran."""
+    op = {"gen_ai.operation.name": "execute_tool"}
+    tree = spans_of(Node(SpanSpec("invoke_agent a", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}), [
+        Node(SpanSpec("execute_tool search", op | {"gen_ai.tool.name": "search"})),
+        Node(SpanSpec("execute_tool", op | {"gen_ai.tool.call.arguments": '{"q": 1}'}), ()),
+    ]))  # fmt: skip
+    traj = extract(tree)
+    assert traj.tool_names == ["search"]
+    (unnamed,) = traj.unnamed_calls
+    assert (unnamed.args, unnamed.agent, unnamed.dialect) == ({"q": 1}, "a", "genai")
+    (budget,) = grade(traj, [MaxToolCalls(max_calls=1)])
+    assert budget.outcome == "not_evaluated"
+    assert budget.reasoning.endswith("the span ('execute_tool') records a tool execution without gen_ai.tool.name, "
+                                     "and its name names no tool")  # fmt: skip

@@ -254,9 +254,13 @@ def tool_call(node: SpanNode) -> ToolCall | None:
 def _tool_call(node: SpanNode) -> ToolCall | None:
     """`tool_call` of a span whose operation is `execute_tool`."""
     attrs = node.attributes
-    tool = first_str(attrs, "gen_ai.tool.name") or (
-        _name_suffix(node) if node.scope_name not in (OPENLIT_PYDANTIC_AI_SCOPE, TRACELOOP_JS_LANGCHAIN_SCOPE) else None
-    )
+    named_elsewhere = node.scope_name in (OPENLIT_PYDANTIC_AI_SCOPE, TRACELOOP_JS_LANGCHAIN_SCOPE)
+    tool = first_str(attrs, "gen_ai.tool.name") or (_name_suffix(node) if not named_elsewhere else None)
+    if tool is None and not named_elsewhere and not is_transfer(attrs):
+        why = f"the span ({node.name!r}) records a tool execution without gen_ai.tool.name, and its name names no tool"
+        call = ToolCall._unnamed(why, attrs.get("gen_ai.tool.call.arguments"), node, name)
+        set_failure(call, node)
+        return call
     if tool is None or tool == _ADK_MERGED or is_transfer(attrs):
         return None
     raw = attrs.get("gen_ai.tool.call.arguments")
