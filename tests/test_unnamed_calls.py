@@ -167,3 +167,26 @@ def test_a_genai_tool_span_that_names_no_tool_is_an_execution_of_an_unknown_tool
     assert budget.outcome == "not_evaluated"
     assert budget.reasoning.endswith("the span ('execute_tool') records a tool execution without gen_ai.tool.name, "
                                      "and its name names no tool")  # fmt: skip
+
+
+def test_an_unnamed_execution_takes_the_name_the_model_requested_by_its_call_id() -> None:
+    """The model's output names the call (`gen_ai.output.messages`); the tool span records only the call id: by
+    that id the execution is the named call, with its own span, status and result (nothing guessed by order)."""
+    op = "gen_ai.operation.name"
+    output = json.dumps([{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "c1", "name": "search", "arguments": {"q": "x"}},
+        {"type": "tool_call", "id": "c2", "name": "fetch", "arguments": {"id": 7}}]}])  # fmt: skip
+    tool = {op: "execute_tool", "gen_ai.tool.call.result": "found"}
+    tree = spans_of(Node(SpanSpec("invoke_agent a", {op: "invoke_agent", "gen_ai.agent.name": "a"}), [
+        Node(SpanSpec("chat m", {op: "chat", "gen_ai.request.model": "m", "gen_ai.output.messages": output})),
+        Node(SpanSpec("execute_tool", tool | {"gen_ai.tool.call.id": "c1"})),
+        Node(SpanSpec("execute_tool", tool | {"gen_ai.tool.call.id": "c9"})),  # an id the model did not request
+    ]))  # fmt: skip
+    traj = extract(tree)
+    by_id = {c.call_id: c for c in traj.all_calls}
+    assert by_id["c1"].name == "search" and by_id["c1"].executed is True and by_id["c1"].span.name == "execute_tool"
+    assert (by_id["c1"].args, by_id["c1"].result, by_id["c1"].agent, by_id["c1"].name_missing) == (
+        {"q": "x"}, "found", "a", None)  # fmt: skip
+    assert by_id["c2"].name == "fetch" and by_id["c2"].executed is False  # requested, no span ran it
+    assert [c.call_id for c in traj.unnamed_calls] == ["c9"]
+    assert grade(traj, [ToolCorrectness(expected_tools=["search"])])[0].outcome == "not_evaluated"

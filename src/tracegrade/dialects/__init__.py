@@ -277,7 +277,7 @@ def _extract(
         twins.setdefault(outer_id, []).extend(records)
     absorbed = [r for records in inside.values() for r in records]  # in span order: each outer's lie in its subtree
     wrapping = registry.wrapping if calls else frozenset()
-    added, notes = merge_requested(calls, requests, registry.readers_of, twins, handoffs, wrapping, absorbed)
+    added, notes = merge_requested(calls, requests, registry.readers_of, twins, handoffs, wrapping, absorbed, unnamed)
     if added and registry.settlers:  # dialects that tie failures to requested-only calls (`settle_calls`)
         made = {c.dialect for c in added}
         for name, settle in registry.settlers.items():

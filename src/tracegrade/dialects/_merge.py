@@ -41,6 +41,7 @@ def merge_requested(
     handoffs: Sequence[Handoff] = (),
     wrapping: frozenset[str] = frozenset(),
     absorbed: Sequence[ModelRequest] = (),
+    unnamed: list[ToolCall] | None = None,
 ) -> tuple[list[ToolCall], list[str]]:
     """The requested-only calls to add to `calls` (which it updates in place), and notes on what the
     telemetry left out (requested calls without a tool name). `twins` are other records of the same
@@ -49,7 +50,9 @@ def merge_requested(
     (their recorded arguments are compared with the model's; other dialects record the model's own).
     An executed call matched by name and order (its span records no call id) takes the model's call id.
     `absorbed` are the same requests recorded again by a provider's span inside them: their tool messages give
-    the results the outer spans do not tie to a call id (LiteLLM's OpenInference span records none)."""
+    the results the outer spans do not tie to a call id (LiteLLM's OpenInference span records none). An execution
+    whose tool is not recorded (`unnamed`, updated in place) that a requested call names by call id is that call:
+    it takes the requested name and is added, executed, with its own span."""
     handed_ids: set[str | None] = set()
     handed_tools: set[str | None] = set()
     if handoffs:
@@ -62,7 +65,7 @@ def merge_requested(
     by_id: dict[str, list[ToolCall]] = {}
     no_id: dict[tuple[int, str], list[ToolCall]] = {}
     indexed = False  # the executed calls are indexed when a request first names calls
-    executed_any = bool(calls)
+    executed_any = bool(calls) or bool(unnamed)  # tool spans are recorded, named or not
     matched: set[int] = set()
     added: list[ToolCall] = []
     notes: list[str] = []
@@ -104,6 +107,10 @@ def merge_requested(
             if r.name is None:
                 notes.append(f"model request {span.name!r} requested a tool call whose name was not recorded")
                 continue
+            if unnamed and r.call_id is not None and (named := _named_by_id(unnamed, r.name, r.call_id)) is not None:
+                _adopt_arguments(named, r.arguments, wrapping)
+                added.append(named)
+                continue
             call = ToolCall._from_span(r.name, None, span, req.dialect or "")
             call.executed = None if not executed_any else False
             if r.name in _messages.output_tool_names(span.attributes):
@@ -120,12 +127,26 @@ def merge_requested(
                 results.update(readers_of(req.dialect)[1](req.span))
                 results.update(_messages.logs_results(req.span.logs))
         for call in added:
-            if call.call_id is not None and call.call_id in results:
+            if call.call_id is not None and call.call_id in results and call.result is None:
                 call.result = results[call.call_id]
     return added, notes
 
 
 _NONE = object()
+
+
+def _named_by_id(unnamed: list[ToolCall], tool: str, call_id: str) -> ToolCall | None:
+    """The execution among `unnamed` with `call_id` (taken out of the list), as a call of `tool`; None if none."""
+    for i, u in enumerate(unnamed):
+        if u.call_id == call_id:
+            del unnamed[i]
+            named = ToolCall._from_span(tool, u.args_text, u.span, u.dialect or "") if u.span is not None else ToolCall(tool)
+            fields = dict(vars(u))
+            fields.pop("name_missing", None)
+            for key, value in fields.items():
+                setattr(named, key, value)
+            return named
+    return None
 
 
 def transcript_calls(found: Sequence[tuple[SpanNode, str, _messages.Transcript]]) -> tuple[list[ToolCall], list[str]]:

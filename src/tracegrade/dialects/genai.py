@@ -256,12 +256,8 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
     attrs = node.attributes
     named_elsewhere = node.scope_name in (OPENLIT_PYDANTIC_AI_SCOPE, TRACELOOP_JS_LANGCHAIN_SCOPE)
     tool = first_str(attrs, "gen_ai.tool.name") or (_name_suffix(node) if not named_elsewhere else None)
-    if tool is None and not named_elsewhere and not is_transfer(attrs):
-        why = f"the span ({node.name!r}) records a tool execution without gen_ai.tool.name, and its name names no tool"
-        call = ToolCall._unnamed(why, attrs.get("gen_ai.tool.call.arguments"), node, name)
-        set_failure(call, node)
-        return call
-    if tool is None or tool == _ADK_MERGED or is_transfer(attrs):
+    unnamed = tool is None and not named_elsewhere and not is_transfer(attrs)
+    if not unnamed and (tool is None or tool == _ADK_MERGED or is_transfer(attrs)):
         return None
     raw = attrs.get("gen_ai.tool.call.arguments")
     result = attrs.get("gen_ai.tool.call.result")
@@ -276,7 +272,11 @@ def _tool_call(node: SpanNode) -> ToolCall | None:
         raw, result = attrs[_ADK_ARGS], attrs.get(_ADK_RESULT)
         if raw == "{}" and result in (None, "{}"):
             raw = result = None
-    call = new_tool_call(tool, raw, node, name)
+    call = new_tool_call(tool or "", raw, node, name)
+    if unnamed:
+        call.name_missing = (
+            f"the span ({node.name!r}) records a tool execution without gen_ai.tool.name, and its name names no tool"
+        )
     if call_id is not None and call_id != NO_CALL_ID and not _run_id(call_id, node):
         call.call_id = str(call_id)
     if result is not None:
