@@ -190,3 +190,14 @@ def test_an_unnamed_execution_takes_the_name_the_model_requested_by_its_call_id(
     assert by_id["c2"].name == "fetch" and by_id["c2"].executed is False  # requested, no span ran it
     assert [c.call_id for c in traj.unnamed_calls] == ["c9"]
     assert grade(traj, [ToolCorrectness(expected_tools=["search"])])[0].outcome == "not_evaluated"
+
+
+def test_max_duration_times_unnamed_executions_under_any_tool_and_not_for_a_named_one() -> None:
+    from tracegrade.evaluators import MaxDuration
+
+    traj = extract(_run(_named("search", {"q": "x"}), _unnamed({"q": "y"}), _unnamed({"q": "z"}, failed=True)))
+    every, named, ok_only = grade(traj, [MaxDuration(seconds=60, tool="*"), MaxDuration(seconds=60, tool="search"),
+                                         MaxDuration(seconds=60, tool="*", include_failed=False)])  # fmt: skip
+    assert every.outcome == "passed" and every.reasoning.startswith("3 call(s)"), every.reasoning
+    assert ok_only.outcome == "passed" and ok_only.reasoning.startswith("2 call(s)"), ok_only.reasoning
+    assert named.outcome == "not_evaluated" and "do not record which tool ran" in named.reasoning

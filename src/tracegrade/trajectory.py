@@ -404,11 +404,11 @@ class Trajectory:
         what = f"{n} tool execution{'s' if n > 1 else ''}" + (f" ({failed} failed)" if failed else "")
         return f"{what} among the calls checked {'do' if n > 1 else 'does'} not record which tool ran ({where}): {first.name_missing}"
 
-    def listed(self, calls: Sequence[ToolCall]) -> list[ToolCall]:
-        """`calls` and, among them in start order, the executions whose tool is not recorded (for listings)."""
-        if not self.unnamed_calls:
-            return list(calls)
-        return sorted([*calls, *self.unnamed_calls], key=_start_key)
+    def listed(self, calls: Sequence[ToolCall], *, include_failed: bool = True) -> list[ToolCall]:
+        """`calls` and, among them in start order, the executions whose tool is not recorded (failed ones only with
+        `include_failed`), e.g. for listings."""
+        unnamed = [c for c in self.unnamed_calls if include_failed or not c.failed]
+        return sorted([*calls, *unnamed], key=_start_key) if unnamed else list(calls)
 
     @property
     def tool_calls(self) -> list[ToolCall]:

@@ -33,7 +33,8 @@ class MaxDuration(ScopedEvaluator):
     `timedelta`, as pydantic-evals' `MaxDuration` takes it).
 
     Whole run: the top-level agent runs' spans (the whole tree's extent when there is none).
-    `tool="*"` checks every tool call.
+    `tool="*"` checks every tool call, executions whose tool is not recorded included; a named `tool` is not
+    evaluated when such an execution is among the calls it would time.
     """
 
     seconds: float | timedelta
@@ -65,6 +66,10 @@ class MaxDuration(ScopedEvaluator):
                 took = (max(n.end_ns or n.start_ns for n in tree) - min(n.start_ns for n in tree)) / 1e9
             return EvalResult(took <= limit, f"run took {took:.3f}s, limit {limit:g}s")
         calls = [c for c in traj.calls(include_failed=self.include_failed) if self.tool in ("*", c.name)]
+        if traj.unnamed_calls:  # executions whose tool is not recorded: timed under "*", unknown for a named tool
+            if self.tool != "*" and (why := traj.unnamed_reason(include_failed=self.include_failed)) is not None:
+                return EvalResult.not_evaluated(why)
+            calls = traj.listed(calls, include_failed=self.include_failed)
         if not calls:
             return EvalResult.not_evaluated(f"no call of tool {self.tool!r} to time")
         timed = [(c.span.duration_ns / 1e9, c) for c in calls if c.span is not None]
