@@ -60,10 +60,10 @@ def test_an_unnamed_execution_is_no_call_of_the_trajectory_but_is_listed_in_star
     assert (unnamed.name, unnamed.failed, unnamed.agent, unnamed.dialect) == ("", True, "support", "mlflow")
     assert unnamed and "'SimpleTool.__call__'" in str(unnamed.name_missing)  # a call is true, even with name ""
     assert [c.describe() for c in traj.listed(traj.calls())] == [
-        "search(q='x')", f"{UNNAMED}(sanitize_inputs_outputs=True, kwargs={{'q': 'y'}})", "fetch(id=7)"]  # fmt: skip
+        "search(q='x')", f"{UNNAMED}(q='y')", "fetch(id=7)"]  # fmt: skip
     assert traj.recognized_spans == 4 and not traj.is_empty
     lines = [line.plain for line in trajectory_lines(traj)]
-    assert lines[1] == f"  2. {UNNAMED}(sanitize_inputs_outputs=True, kwargs={{'q': 'y'}}) (failed) support", lines
+    assert lines[1] == f"  2. {UNNAMED}(q='y') (failed) support", lines  # smolagents' bound arguments unwrapped
     view = trace_view(traj)
     assert [c["name"] for c in view["calls"]] == ["search", UNNAMED, "fetch"]
     assert [s["label"] for s in view["spans"] if s["kind"] == "tool"] == ["search", UNNAMED, "fetch"]

@@ -8,7 +8,8 @@ no tool. Recognized by `mlflow.spanType`: `TOOL` is a tool call (named by its `n
 records it on its `Tool.<name>` spans and the LlamaIndex autolog on `FunctionTool.acall`, else after the span unless
 that is a method's name: smolagents' `SimpleTool.__call__` records no tool name, an execution whose tool is not
 recorded, `ToolCall.name_missing`; `mlflow.spanInputs`
-the keyword arguments, a patched method's bound `{"kwargs": {...}}` unwrapped; the `tool_call_id` attribute
+the keyword arguments, a patched method's bound `{"kwargs": {...}}` unwrapped (smolagents' with its
+`sanitize_inputs_outputs` flag too); the `tool_call_id` attribute
 LangChain's callback records, the model's call id; `mlflow.spanOutputs` the result, a LangChain `ToolMessage`'s
 content; `null` inputs or outputs, as a masking span processor may leave them, are not recorded; status ERROR and
 the `exception` event when it raised), `CHAT_MODEL` and `LLM` a model request (but LlamaIndex's
@@ -207,9 +208,9 @@ def _tool_call(node: SpanNode) -> ToolCall:
     else:
         call = new_tool_call(tool, None if raw == _NULL else raw, node, name)
     if _METHOD.fullmatch(node.name) and raw != _NULL:
-        args = call.args  # a patched method's bound arguments: LlamaIndex's `FunctionTool.acall(**kwargs)`
-        if isinstance(args, dict) and args.keys() == {"kwargs"} and isinstance(args["kwargs"], dict):
-            call._args = args["kwargs"]
+        args = call.args  # a patched method's bound arguments: LlamaIndex's `FunctionTool.acall(**kwargs)`, smolagents'
+        if isinstance(args, dict) and args.keys() in _BOUND and isinstance(args["kwargs"], dict) and not args.get("args"):
+            call._args = args["kwargs"]  # `SimpleTool.__call__(*args, sanitize_inputs_outputs, **kwargs)`
     if (call_id := _text(attrs, CALL_ID)) is not None:
         call.call_id = call_id
     if OUTPUTS in attrs and attrs[OUTPUTS] != _NULL:
@@ -302,6 +303,8 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     return out
 
 
+_BOUND = ({"kwargs"}, {"sanitize_inputs_outputs", "kwargs"}, {"args", "sanitize_inputs_outputs", "kwargs"})
+"""The bound arguments a patched tool method records around the keyword arguments (no positional ones)."""
 CHUNK_EVENT, CHUNK_VALUE = "mlflow.chunk.item.", "mlflow.chunk.value"
 _TASK_OUTPUT = frozenset({"messages", "expected_output", "raw", "agent"})
 """Fields of a CrewAI TaskOutput: recorded as a span's outputs, the task's whole conversation."""
