@@ -544,3 +544,30 @@ def test_a_request_budget_without_request_spans_names_mlflows_client_autolog(run
     assert budget.outcome == "not_evaluated"
     assert "(mlflow.tracing.provider)" in budget.reasoning and "mlflow.openai.autolog()" in budget.reasoning
     assert "messages.stream()" in budget.reasoning and "OpenInference" not in budget.reasoning
+
+
+# --- Haystack x MLflow ---------------------------------------------------------------------------------------------
+
+HAYSTACK = "haystack--mlflow--content-{}"
+
+
+@pytest.mark.parametrize("setting", ["on", "off", "on--stream", "off--stream"])
+def test_haystacks_autolog_spans_are_read_as_haystacks_own(setting: str) -> None:
+    """mlflow.haystack.autolog() exports Haystack's agent spans with `mlflow.spanType` `null`: no step of MLflow's
+    (classify True, so `haystack` reads them). The tool spans give the calls, the failed search_kb by
+    `haystack.tool.error`, the replies their call ids; content off (a span processor function MLflow does not run on
+    these spans) records as much as content on. Streamed replies carry no usage."""
+    tree = _tree(HAYSTACK.format(setting))
+    assert {n.attributes.get(mlflow.SPAN_TYPE) for n in tree} == {"null"}
+    assert all(mlflow.classify(n) is True for n in tree)
+    traj = extract(tree)
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.dialect, c.args_source, c.executed) for c in got} == {("haystack", "span", True)}
+    assert [c.status for c in got] == ["ok", "ok", "error", "ok"]
+    assert [c.result for c in got] == RESULTS
+    tokens = [None] * 4 if "stream" in setting else [49, 152, 235, 295]
+    assert [(r.model, r.input_tokens, r.dialect) for r in traj.model_requests] == [
+        ("gpt-4o", t, "haystack") for t in tokens
+    ]
+    assert [(r.name, r.dialect) for r in traj.agent_runs] == [(None, "haystack")]

@@ -1,5 +1,6 @@
 """Haystack's own tracing (`haystack.tracing` with the `OpenTelemetryTracer` of `opentelemetry-haystack`, or
-its `OpenTelemetryConnector`; scope `haystack` by default).
+its `OpenTelemetryConnector`; scope `haystack` by default). `mlflow.haystack.autolog()` exports the same spans
+(scope `mlflow.haystack.autolog`, content tags always on, `mlflow.spanType` `null`).
 
 Recognized by span name, whatever the tracer's scope: an Agent's run is `haystack.agent.run` (the Agent has
 no name), each loop iteration a `haystack.agent.step`, its model call `haystack.agent.step.llm` and each tool

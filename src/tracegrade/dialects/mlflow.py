@@ -24,6 +24,12 @@ is the run's final output), and a `CHAIN` span of a LangGraph graph that is not 
 `metadata` attribute has `ls_integration` = `langgraph` and no `langgraph_node`) an agent run named after the graph,
 the last AI message of its output the final output. Other span types are not steps.
 
+`mlflow.haystack.autolog()` exports Haystack's own spans (`haystack.agent.run` / `.step` / `.step.llm` /
+`.step.tool`, read by `haystack`), with `mlflow.spanType` `null`: MLflow types, and records inputs and outputs of,
+only `haystack.component.run` and `haystack.pipeline.run` spans, which an Agent run outside a Pipeline does not make.
+The autolog switches Haystack's content tracing on, so the arguments, results and replies are in Haystack's
+attributes; MLflow's span processor functions are not run on these spans (OpenTelemetry ends them, not MLflow).
+
 A model request's `mlflow.spanOutputs` is the OpenAI chat completion (LangChain's messages are recorded in the same
 shape): `choices[].message.tool_calls` hold the requested calls; its `mlflow.spanInputs` `messages` hold the `role:
 tool` messages with the results. An Agents SDK generation span records the messages sent as a list and the assistant
