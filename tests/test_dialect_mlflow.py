@@ -13,7 +13,7 @@ import pytest
 
 from _dialect_spans import Node, SpanSpec, spans_of
 from tracegrade import grade
-from tracegrade.dialects import classify, extract, mlflow
+from tracegrade.dialects import classify, content_setting, extract, mlflow
 from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, MaxTokens, ToolCorrectness
 from tracegrade.ingest import read_spans
 from tracegrade.trajectory import NOT_RECORDED, AgentRun, ModelRequest, ToolCall
@@ -571,3 +571,40 @@ def test_haystacks_autolog_spans_are_read_as_haystacks_own(setting: str) -> None
         ("gpt-4o", t, "haystack") for t in tokens
     ]
     assert [(r.name, r.dialect) for r in traj.agent_runs] == [(None, "haystack")]
+
+
+# --- Agno x MLflow ------------------------------------------------------------------------------------------------
+
+AGNO = "agno--mlflow--content-{}"
+
+
+@pytest.mark.parametrize("setting", ["on", "on--stream", "off", "off--stream"])
+def test_agnos_autolog_records_openinference_spans_read_by_openinference(setting: str) -> None:
+    """mlflow.agno.autolog() runs OpenInference's Agno instrumentor on MLflow's tracer: every span is OpenInference's
+    with `mlflow.spanType` `null` added, no step for MLflow's reader; OpenInference's reads the agent run, the four
+    requests and the four calls (arguments from `tool.parameters` in every setting, call ids from the recorded
+    messages, which content off drops)."""
+    tree = _tree(AGNO.format(setting))
+    assert {n.scope_name for n in tree} == {"openinference.instrumentation.agno"}
+    assert {n.attributes[mlflow.SPAN_TYPE] for n in tree} == {"null"}
+    assert all(mlflow.classify(n) is True for n in tree)
+    traj = extract(tree)
+    got = traj.calls(include_failed=True)
+    assert {s.dialect for s in [*traj.agent_runs, *traj.model_requests, *got]} == {"openinference"}
+    assert [r.name for r in traj.agent_runs] == ["support"] and len(traj.model_requests) == 4
+    on = setting.startswith("on")
+    assert [(c.name, c.args, c.call_id, c.status, c.agent) for c in got] == [
+        (n, a, i if on else None, s, "support")
+        for (n, a, i), s in zip(SCENARIO, ["ok", "ok", "error", "ok"], strict=True)
+    ]
+    assert [r.final_output for r in traj.agent_runs] == [FINAL if on else None]
+
+
+def test_agnos_autolog_content_is_switched_by_openinference_not_by_mlflow() -> None:
+    """Content off: MLflow's span processor functions never see these spans and OpenInference's TraceConfig redacted
+    them, so the setting named for their content is OpenInference's; the arguments (`tool.parameters`) stay."""
+    tree = _tree(AGNO.format("off"))
+    tool = next(n for n in tree if n.name == "get_order")
+    assert "OPENINFERENCE_HIDE_INPUTS=false" in content_setting(tool) and "mlflow" not in content_setting(tool)
+    (args,) = grade(extract(tree), [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert args.outcome == "passed", args.reasoning

@@ -40,9 +40,12 @@ response span (Responses API) the input items (`function_call_output` with the r
 Message (`tool_use` blocks) and the `tool_result` blocks of its user messages. A streamed OpenAI client request's
 output is the chunks reduced to text only (no tool calls): the calls are read from the chunks themselves, span events
 `mlflow.chunk.item.N` (`streamed_calls`), which a masking function over inputs and outputs leaves in place. MLflow has no setting that leaves inputs and outputs out;
-`mlflow.tracing.configure(span_processors=[...])` runs the user's functions over each span before export, which may
-mask them. With `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by
-`genai`).
+`mlflow.tracing.configure(span_processors=[...])` runs the user's functions over each span MLflow starts before
+export, which may mask them. `mlflow.agno.autolog()` (Agno 2 and later) starts none: it runs OpenInference's Agno
+instrumentor on MLflow's tracer, so its spans are OpenInference's (scope `openinference.instrumentation.agno`, read by
+`openinference`; OpenInference's TraceConfig hides their content, MLflow's span processor functions never see them)
+with `mlflow.traceRequestId` and `mlflow.spanType` `null` added, which is no step. With
+`MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by `genai`).
 """
 
 from __future__ import annotations
