@@ -608,3 +608,52 @@ def test_agnos_autolog_content_is_switched_by_openinference_not_by_mlflow() -> N
     assert "OPENINFERENCE_HIDE_INPUTS=false" in content_setting(tool) and "mlflow" not in content_setting(tool)
     (args,) = grade(extract(tree), [ArgumentCorrectness("get_order", {"order_id": 1234})])
     assert args.outcome == "passed", args.reasoning
+
+
+# --- Strands Agents x MLflow --------------------------------------------------------------------------------------
+
+STRANDS = "strands--mlflow--content-{}--stream{}"
+STRANDS_RUNS = [STRANDS.format(c, v) for c in ("on", "off") for v in ("", "--semconv-latest")]
+
+
+@pytest.mark.parametrize("run", STRANDS_RUNS)
+def test_strands_spans_the_autolog_adopted_are_read_as_genai_spans(run: str) -> None:
+    """mlflow.strands.autolog() adds MLflow's attributes to Strands' own GenAI spans: the tools are named by
+    `gen_ai.tool.name` with their call ids (not after the `execute_tool <tool>` span), the agent by
+    `gen_ai.agent.name`, and the four chat spans are the requests, all read by `genai`; the failed attempt is
+    marked. The arguments are recorded unless Strands redacted them."""
+    tree = _tree(run)
+    tool = next(n for n in _typed(tree, "TOOL") if n.name == "execute_tool get_weather")
+    assert mlflow.recognizes(tool) and mlflow.adopted(tool.attributes)
+    assert mlflow.classify(tool) is True and mlflow.tool_call(tool) is None
+    assert all(mlflow.model_request(n) is None for n in _typed(tree, "CHAT_MODEL"))
+    traj = extract(tree)
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.call_id, c.agent, c.dialect) for c in got] == [(n, i, "support", "genai") for n, _, i in SCENARIO]
+    assert [c.status for c in got] == ["ok", "ok", "error", "ok"]
+    assert [c.args for c in got] == ([a for _, a, _ in SCENARIO] if "content-on" in run else [NOT_RECORDED] * 4)
+    assert [(r.model, r.dialect) for r in traj.model_requests] == [("gpt-4o", "genai")] * 4
+    assert [r.name for r in traj.agent_runs] == ["support"]
+
+
+def test_a_strands_agent_spans_final_output_is_mlflows_outputs_unless_redacted_or_not_recorded() -> None:
+    """The adopted `invoke_agent` span is `genai`'s agent run with MLflow's outputs (the reply Strands recorded) as its
+    final output; Strands' redaction marker, or no outputs (Strands' latest conventions, which MLflow does not read),
+    is none."""
+    (run,) = extract(_tree(STRANDS.format("on", ""))).agent_runs
+    assert (run.name, run.final_output, run.dialect, run.operation) == ("support", FINAL + "\n", "mlflow", "invoke_agent")
+    for name in STRANDS_RUNS[1:]:
+        assert [r.final_output for r in extract(_tree(name)).agent_runs] == [None], name
+    adopted = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support", mlflow.OUTPUTS: '"[REDACTED]"'}
+    assert [(r.name, r.final_output) for r in extract(spans_of(_span("invoke_agent support", "AGENT", adopted),
+                                                                scope="strands.telemetry.tracer")).agent_runs] == [
+        ("support", None)
+    ]  # fmt: skip
+
+
+def test_strands_content_off_names_strands_redaction_not_mlflows_span_processors() -> None:
+    """MLflow's span-processor functions never run on Strands' spans: the content-off run's arguments are Strands'
+    redaction markers, and the argument check names Strands' switch."""
+    (check,) = grade(extract(_tree(STRANDS.format("off", ""))), [ArgumentCorrectness("get_order", {"order_id": 1234})])
+    assert check.outcome == "not_evaluated", check.reasoning
+    assert "gen_ai_unredacted_attributes=" in check.reasoning and "span_processors" not in check.reasoning

@@ -46,16 +46,28 @@ instrumentor on MLflow's tracer, so its spans are OpenInference's (scope `openin
 `openinference`; OpenInference's TraceConfig hides their content, MLflow's span processor functions never see them)
 with `mlflow.traceRequestId` and `mlflow.spanType` `null` added, which is no step. With
 `MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true` MLflow writes `gen_ai.*` attributes instead (read by `genai`).
+
+`mlflow.strands.autolog()` opens no span of its own: its span processor adopts Strands Agents' native GenAI spans
+(`invoke_agent <agent>` AGENT, `execute_event_loop_cycle` with a `null` span type, `chat` CHAT_MODEL, `execute_tool
+<tool>` TOOL, scope `strands.telemetry.tracer`), adding `mlflow.spanType`, inputs and outputs taken from Strands'
+message events (a tool's arguments and result; a chat's user and tool messages and its reply as Strands content
+blocks, `toolUse` for a requested call), `mlflow.llm.model` and `mlflow.chat.tokenUsage`; Strands' `gen_ai.*`
+attributes and events stay (with Strands' latest conventions, messages in `gen_ai.client.inference.operation.details`
+events, MLflow records no inputs or outputs). Such a span is read by `genai` (`adopted`). The user's
+`span_processors` functions run only on spans MLflow opens, not on these: Strands' own redaction switch is what
+leaves their content out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
+from . import genai
 from ._common import to_int
 from ._dispatch import Gate
 from ._messages import Requested, Transcript, tool_calls_in, tool_results_in
@@ -65,8 +77,8 @@ if TYPE_CHECKING:
     from ..tree import SpanNode
 
 __all__ = [
-    "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls", "requested_calls_of",
-    "streamed_calls", "tool_call", "tool_results", "transcript",
+    "adopted", "adopted_run", "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls",
+    "requested_calls_of", "streamed_calls", "tool_call", "tool_results", "transcript",
 ]  # fmt: skip
 
 name = "mlflow"
@@ -104,12 +116,37 @@ def recognizes(node: SpanNode) -> bool:
     return SPAN_TYPE in node.attributes
 
 
+# --- spans of another instrumentation that MLflow adopted (Strands Agents) ---
+
+
+def adopted(attrs: Mapping[str, Any]) -> bool:
+    """A span carrying `mlflow.spanType` and `gen_ai.operation.name`: another instrumentation's OpenTelemetry GenAI
+    span that an MLflow autolog adopted (`mlflow.strands.autolog()`'s span processor), not one MLflow opened. It
+    keeps every `gen_ai.*` attribute and event its instrumentation wrote (the agent's and the tool's names, the call
+    id, the tool's status), from which MLflow derived its own attributes: `genai` reads its steps; an `AGENT` span
+    is `genai`'s agent run with MLflow's outputs as its final output (`adopted_run`)."""
+    return genai.OPERATION in attrs
+
+
+def adopted_run(node: SpanNode) -> AgentRun | None:
+    """The agent run of an adopted `AGENT` span: `genai`'s reading, its final output `mlflow.spanOutputs` (the text of
+    the span's `gen_ai.choice` event, which `genai` does not read; a redaction marker is none)."""
+    run = genai.agent_run(node)
+    if run is None:
+        return None
+    outputs = _decoded(node.attributes.get(OUTPUTS))
+    final = None if isinstance(outputs, str) and outputs in genai.REDACTED else outputs
+    return dataclasses.replace(run, final_output=final, dialect=name)
+
+
 def classify(node: SpanNode) -> AgentRun | ToolCall | ModelRequest | bool:
     """The span type selects the one reader to ask (same answers as the readable spec)."""
     attrs = node.attributes
     if SPAN_TYPE not in attrs:
         return False
     kind = attrs[SPAN_TYPE]
+    if adopted(attrs):
+        return (adopted_run(node) or True) if kind == _AGENT else True
     if kind == _TOOL:
         return _tool_call(node)
     if kind in _MODEL_TYPES:
@@ -135,7 +172,10 @@ def _text(attrs: Mapping[str, Any], key: str) -> str | None:
 
 
 def agent_run(node: SpanNode) -> AgentRun | None:
-    if node.attributes.get(SPAN_TYPE) not in (_AGENT, _CHAIN):
+    kind = node.attributes.get(SPAN_TYPE)
+    if adopted(node.attributes):
+        return adopted_run(node) if kind == _AGENT else None
+    if kind not in (_AGENT, _CHAIN):
         return None
     return _agent_run(node)
 
@@ -198,7 +238,7 @@ def _last_ai_text(outputs: Any) -> Any:
 
 
 def tool_call(node: SpanNode) -> ToolCall | None:
-    if node.attributes.get(SPAN_TYPE) != _TOOL:
+    if node.attributes.get(SPAN_TYPE) != _TOOL or adopted(node.attributes):
         return None
     return _tool_call(node)
 
@@ -237,7 +277,8 @@ def _tool_call(node: SpanNode) -> ToolCall:
 
 
 def model_request(node: SpanNode) -> ModelRequest | None:
-    if node.attributes.get(SPAN_TYPE) not in _MODEL_TYPES or node.name.endswith(_NOT_A_REQUEST):
+    attrs = node.attributes
+    if attrs.get(SPAN_TYPE) not in _MODEL_TYPES or node.name.endswith(_NOT_A_REQUEST) or adopted(attrs):
         return None
     return _model_request(node)
 
