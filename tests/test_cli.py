@@ -162,7 +162,7 @@ def test_grade_gives_judges_without_a_model_the_projects_judge_model(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("AGENT_EVAL_MODEL", raising=False)
     monkeypatch.delenv("AGENT_EVAL_JUDGE_MODEL", raising=False)
-    trace = str(root / "fixtures" / "dialects" / "genai.json")
+    trace = str(root / "fixtures" / "dialects" / "pydantic_ai.json")  # a run whose spans recorded its reply
     main(["grade", trace, "--spec", str(spec), "--format", "json"])
     assert "has no model" in capsys.readouterr().out  # nothing configured: the judge says so
     if where == "environment":

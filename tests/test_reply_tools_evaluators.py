@@ -239,3 +239,36 @@ def test_a_pass_says_which_text_matched_and_a_failure_names_only_what_is_missing
     )
     bad = check(ContainsEvaluator(matches_all=["tomorrow", r"BK-\d+"]), reply("Booked for tomorrow."))
     assert not bad.passed and "BK-" in bad.reasoning and "tomorrow" not in bad.reasoning  # as pytest-agent-eval
+
+
+# --- the reply: a check of it on spans that recorded none is not evaluated -----------------------------------------
+
+
+def test_reply_checks_on_spans_that_recorded_no_final_output_are_not_evaluated() -> None:
+    """Graded from spans, the reply is the run's recorded final output; where none was recorded (content off, or an
+    instrumentation that records none), a reply check is not_evaluated — never failed on an empty string — and the
+    judge is not asked. A reply given to the check is graded as given, an empty one too."""
+    from pathlib import Path
+
+    from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from tracegrade import JudgeEvaluator, load_traces
+    from tracegrade.dialects import extract
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "dialects"
+    asked: list[int] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        asked.append(1)
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"passed": True, "reasoning": "ok"})])
+
+    checks = [ContainsEvaluator(any_of=["shipped"]), JudgeEvaluator("Says it shipped.", model=FunctionModel(respond))]
+    [tree] = load_traces(fixtures / "genai.json")
+    silent = grade(tree, checks)  # its agent span records no output
+    assert [r.outcome for r in silent] == ["not_evaluated"] * 2 and asked == []
+    assert silent[0].reasoning.startswith("the agent's reply is not in the telemetry: agent run ")
+    recorded = grade(load_traces(fixtures / "pydantic_ai.json")[0], checks)  # final_result: "Shipped."
+    assert [r.outcome for r in recorded] == ["passed", "passed"] and asked == [1]
+    given = asyncio.run(checks[0].evaluate(TurnContext.for_trajectory(extract(tree), reply="")))
+    assert given.outcome == "failed"  # an empty reply the agent gave is a reply

@@ -201,3 +201,4 @@ def test_max_duration_times_unnamed_executions_under_any_tool_and_not_for_a_name
     assert every.outcome == "passed" and every.reasoning.startswith("3 call(s)"), every.reasoning
     assert ok_only.outcome == "passed" and ok_only.reasoning.startswith("2 call(s)"), ok_only.reasoning
     assert named.outcome == "not_evaluated" and "do not record which tool ran" in named.reasoning
+

@@ -117,19 +117,40 @@ class TurnContext:
     tool_calls_source: Literal["spans", "returned", "none"] = "none"
     config: dict[str, Any] = field(default_factory=dict)
     """Settings from `[tool.agent_eval]` (e.g. the default judge `model`)."""
+    reply_missing: str | None = None
+    """Why the reply is not known (`reply` is then `""`): it was to come from the spans, which recorded no final
+    output; None when it is known (given, or recorded)."""
 
     @classmethod
     def for_trajectory(cls, trajectory: Trajectory, **fields: Any) -> TurnContext:
-        """A context over a trajectory; `user`/`reply` default to what the spans recorded."""
+        """A context over a trajectory; `user`/`reply` default to what the spans recorded (`reply_missing` says
+        why when they recorded no final output)."""
         if not fields and cls is TurnContext:  # the common case, built positionally (faster than by keyword)
             reply, calls = _reply(trajectory), trajectory.tool_calls
             source: Literal["spans", "none"] = "spans" if trajectory.recognized_spans else "none"
-            return cls("", reply, calls, [], trajectory.tree, trajectory, {}, source, {})
+            missing = _reply_missing(trajectory) if trajectory.final_output is None else None
+            return cls("", reply, calls, [], trajectory.tree, trajectory, {}, source, {}, missing)
         if "reply" not in fields:
             fields["reply"] = _reply(trajectory)
+            if trajectory.final_output is None:
+                fields.setdefault("reply_missing", _reply_missing(trajectory))
         fields.setdefault("tool_calls", trajectory.tool_calls)
         fields.setdefault("tool_calls_source", "spans" if trajectory.recognized_spans else "none")
         return cls(span_tree=trajectory.tree, trajectory=trajectory, **fields)
+
+
+def _reply_missing(trajectory: Trajectory) -> str:
+    """Why the spans hold no reply (the trajectory has no final output)."""
+    runs = [r for r in trajectory.agent_runs if r.parent is None]
+    if not runs:
+        return "the agent's reply is not in the telemetry: no agent-run span was recorded to hold its final output"
+    run, node = runs[-1], runs[-1].span
+    who = f"agent run {run.name!r}" if run.name else "the agent run"
+    where = f" ({node.name!r}, {node.scope_name})" if node is not None and node.scope_name else ""
+    return (
+        f"the agent's reply is not in the telemetry: {who}{where} recorded no final output (its instrumentation "
+        "records none, or its content setting leaves it out); give the reply to the check instead"
+    )
 
 
 def _reply(trajectory: Trajectory) -> str:

@@ -321,7 +321,8 @@ class _Judge(JudgeParameters, BaseEvaluator):
 @dataclass(repr=False)
 class JudgeEvaluator(_Judge):
     """An LLM decides whether the reply satisfies `rubric` (it also sees the user message and the
-    conversation so far)."""
+    conversation so far); not evaluated, without asking, when the reply was to come from spans that recorded
+    none (`TurnContext.reply_missing`)."""
 
     evaluation_name: str | None = field(default=None)
 
@@ -334,6 +335,8 @@ class JudgeEvaluator(_Judge):
         return "\n\n".join(parts)
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        if ctx.reply_missing is not None:
+            return EvalResult.not_evaluated(ctx.reply_missing)
         return await self._ask(ctx, self.prompt(ctx))
 
 

@@ -14,7 +14,8 @@ __all__ = ["ContainsEvaluator"]
 
 @dataclass(repr=False)
 class ContainsEvaluator(BaseEvaluator):
-    """The reply contains / matches the given strings and patterns (case-insensitive by default).
+    """The reply contains / matches the given strings and patterns (case-insensitive by default); not evaluated
+    when the reply was to come from spans that recorded none (`TurnContext.reply_missing`).
 
     Invalid regex patterns raise `ValueError` here, at construction. `evaluate` is async, as the
     reference protocol says (`await evaluator.evaluate(ctx)` works in custom evaluators).
@@ -43,6 +44,8 @@ class ContainsEvaluator(BaseEvaluator):
             ) from None
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        if ctx.reply_missing is not None:
+            return EvalResult.not_evaluated(ctx.reply_missing)
         return self.check(ctx.reply or "")
 
     def check(self, reply: str) -> EvalResult:
