@@ -335,7 +335,7 @@ def _instrumentor_package(entry: dict[str, Any]) -> str | None:
     prefix = {"openinference": "openinference-instrumentation-", "openllmetry": "opentelemetry-instrumentation-",
               "otel-genai": "opentelemetry-instrumentation-", "logfire": "logfire",
               "langfuse": "langfuse",
-              "langsmith": "langsmith", "openlit": "openlit", "mlflow": "mlflow"}.get(kind)  # fmt: skip
+              "langsmith": "langsmith", "openlit": "openlit", "mlflow": "mlflow-tracing"}.get(kind)  # fmt: skip
     if prefix is None:
         return None
     framework = entry["framework"].split("-")[0]
