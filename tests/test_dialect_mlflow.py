@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from _dialect_spans import Node, SpanSpec, spans_of
-from tracegrade import grade
+from tracegrade import grade, load_traces
 from tracegrade.dialects import classify, content_setting, extract, mlflow
 from tracegrade.evaluators import ArgumentCorrectness, MaxModelRequests, MaxTokens, ToolCorrectness
 from tracegrade.ingest import read_spans
@@ -657,3 +657,62 @@ def test_strands_content_off_names_strands_redaction_not_mlflows_span_processors
     (check,) = grade(extract(_tree(STRANDS.format("off", ""))), [ArgumentCorrectness("get_order", {"order_id": 1234})])
     assert check.outcome == "not_evaluated", check.reasoning
     assert "gen_ai_unredacted_attributes=" in check.reasoning and "span_processors" not in check.reasoning
+
+
+# --- LiteLLM x MLflow ----------------------------------------------------------------------------------------------
+
+LITELLM = "litellm--mlflow--content-{}{}"
+LITELLM_RUNS = [LITELLM.format(c, s) for c in ("on", "off") for s in ("", "--stream")]
+
+
+@pytest.mark.parametrize("run", LITELLM_RUNS)
+def test_litellm_callback_spans_are_the_requests_and_their_responses_the_calls(run: str) -> None:
+    """mlflow.litellm.autolog(): one `litellm-completion` LLM span per request, each a trace of its own, no agent or
+    tool span; the calls are the requested ones, with their ids and arguments and in their responses' steps, whether
+    the outputs are recorded or masked (then read from `raw_llm_response`). Only the next request's messages hold
+    the results, so masked inputs leave them unrecorded."""
+    tree = _tree(run)
+    assert len({n.trace_id for n in tree}) == 4 and all(n.parent is None for n in tree)
+    traj = extract(tree)
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id) for c in got] == SCENARIO
+    assert {(c.dialect, c.agent, c.status) for c in got} == {("mlflow", None, "ok")}
+    assert traj.steps(got) == [1, 1, 2, 3]
+    on = "content-on" in run
+    results = ["sunny, 21C", "order 1234: shipped", "Error: knowledge base unavailable", "Refunds take 5 days."]
+    assert [c.result for c in got] == (results if on else [None] * 4)
+    assert [(r.model, r.input_tokens, r.output_tokens, r.dialect) for r in traj.model_requests] == [
+        ("gpt-4o", 49, 57, "mlflow"), ("gpt-4o", 152, 31, "mlflow"), ("gpt-4o", 216, 31, "mlflow"),
+        ("gpt-4o", 276, 17, "mlflow"),
+    ]  # fmt: skip
+    assert traj.agent_runs == []
+    first = min(tree, key=lambda n: n.start_ns)
+    assert mlflow.litellm_output_recorded(first.attributes)
+    assert len(mlflow.litellm_requested_calls(first.attributes)) == (0 if on else 2)  # outputs first, when recorded
+
+
+@pytest.mark.parametrize("run", LITELLM_RUNS)
+def test_a_litellm_request_that_called_no_tool_is_graded_as_calling_none(run: str) -> None:
+    """Each request is a trace of its own: the final answer's trace has no call, and its recorded response (its
+    outputs, or `raw_llm_response` when they are masked) shows that none was requested, so a tool check fails
+    instead of being not_evaluated."""
+    last = extract(load_traces(FRAMEWORKS / f"{run}.traces.json")[-1])
+    assert last.all_calls == [] and [r.output_tokens for r in last.model_requests] == [17]  # the final answer
+    called, none = grade(last, [ToolCorrectness(expected_tools=["get_weather"]), ToolCorrectness(expected_tools=[])])
+    assert (called.outcome, none.outcome) == ("failed", "passed"), (called.reasoning, none.reasoning)
+
+
+def test_a_litellm_response_is_read_only_when_the_outputs_are_masked() -> None:
+    """`raw_llm_response` is read for calls only when `mlflow.spanOutputs` is `null` or absent; text that is not a
+    chat completion records no response."""
+    response = json.dumps({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": 1}'}}]}}]})
+    assert [(r.name, r.call_id) for r in mlflow.litellm_requested_calls({mlflow.LITELLM_RESPONSE: response})] == [
+        ("get_order", "c1")
+    ]
+    assert [r.name for r in mlflow.litellm_requested_calls({mlflow.LITELLM_RESPONSE: response, mlflow.OUTPUTS: "null"})] == [
+        "get_order"
+    ]
+    assert mlflow.litellm_requested_calls({mlflow.LITELLM_RESPONSE: response, mlflow.OUTPUTS: '{"choices": []}'}) == []
+    assert not mlflow.litellm_output_recorded({mlflow.LITELLM_RESPONSE: '"text"'})
+    assert not mlflow.litellm_output_recorded({})

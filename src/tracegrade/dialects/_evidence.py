@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._messages import logs_output_recorded
 from .genai import REDACTED, output_ref
+from .mlflow import litellm_output_recorded
 
 if TYPE_CHECKING:
     from ..trajectory import AgentRun, ModelRequest, ToolCall
@@ -155,12 +156,13 @@ _OUTPUT_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")
 
 
 def _output_recorded(attrs: Mapping[str, Any]) -> bool:
-    """The span holds the model's output (so an absent tool call means none was requested)."""
+    """The span holds the model's output (so an absent tool call means none was requested), also as the response
+    LiteLLM's MLflow callback records beside the span's outputs."""
     for key in _OUTPUT_KEYS:
         value = attrs.get(key)
         if value is not None and value not in REDACTED:
             return True
-    return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs)
+    return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs) or litellm_output_recorded(attrs)
 
 
 def _request_attributes(node: SpanNode) -> Mapping[str, Any]:

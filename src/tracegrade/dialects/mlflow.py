@@ -56,6 +56,14 @@ attributes and events stay (with Strands' latest conventions, messages in `gen_a
 events, MLflow records no inputs or outputs). Such a span is read by `genai` (`adopted`). The user's
 `span_processors` functions run only on spans MLflow opens, not on these: Strands' own redaction switch is what
 leaves their content out.
+
+`mlflow.litellm.autolog()` registers LiteLLM's own `mlflow` callback, which opens one `LLM` span `litellm-completion`
+per request (inside the active MLflow span, else the root of a trace of its own): `mlflow.spanInputs` the messages and
+tools sent, `mlflow.spanOutputs` the response as a chat completion (a streamed one assembled, its tool calls
+included), the `model` as requested (no provider prefix), `mlflow.chat.tokenUsage`, and `raw_llm_response`, the
+response again from LiteLLM's logging payload: an attribute of its own, which a function masking inputs and outputs
+leaves in place: the requested calls are read from it when the outputs are masked (`litellm_requested_calls`), and a
+response without tool calls shows that none was requested (`litellm_output_recorded`).
 """
 
 from __future__ import annotations
@@ -77,8 +85,9 @@ if TYPE_CHECKING:
     from ..tree import SpanNode
 
 __all__ = [
-    "adopted", "adopted_run", "agent_run", "classify", "model_request", "name", "recognizes", "requested_calls",
-    "requested_calls_of", "streamed_calls", "tool_call", "tool_results", "transcript",
+    "adopted", "adopted_run", "agent_run", "classify", "litellm_output_recorded", "litellm_requested_calls",
+    "model_request", "name", "recognizes", "requested_calls", "requested_calls_of", "streamed_calls", "tool_call",
+    "tool_results", "transcript",
 ]  # fmt: skip
 
 name = "mlflow"
@@ -378,11 +387,12 @@ def transcript(node: SpanNode) -> Transcript | None:
 
 
 def requested_calls_of(node: SpanNode) -> list[Requested]:
-    """`requested_calls` of the span's outputs, else of the streamed chunks it recorded as events."""
+    """`requested_calls` of the span's outputs, else of the streamed chunks it recorded as events, else of the
+    response LiteLLM's callback recorded beside masked outputs (`litellm_requested_calls`)."""
     found = requested_calls(node.attributes)
     if not found and node.events:
-        return streamed_calls(node)
-    return found
+        found = streamed_calls(node)
+    return found or litellm_requested_calls(node.attributes)
 
 
 def streamed_calls(node: SpanNode) -> list[Requested]:
@@ -424,3 +434,26 @@ def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(doc, dict):
         doc = doc.get("messages") if "messages" in doc else doc.get("input")
     return tool_results_in(_messages(doc))
+
+
+# --- LiteLLM's MLflow callback (mlflow.litellm.autolog()) ---
+
+LITELLM_RESPONSE = "raw_llm_response"
+"""An attribute of the `litellm-completion` LLM span of LiteLLM's "mlflow" callback: the response, as LiteLLM's
+standard logging payload holds it (an OpenAI chat completion, streamed ones assembled), written whatever the span's
+inputs and outputs hold."""
+
+
+def litellm_requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
+    """The tool calls of the response in `raw_llm_response` when the span's outputs are not recorded (a function
+    masking inputs and outputs leaves that attribute in place); none when they are (`requested_calls` reads them)."""
+    raw = attrs.get(LITELLM_RESPONSE)
+    if raw is None or attrs.get(OUTPUTS, _NULL) != _NULL:
+        return []
+    return requested_calls({OUTPUTS: raw})
+
+
+def litellm_output_recorded(attrs: Mapping[str, Any]) -> bool:
+    """The span records the model's response in `raw_llm_response` (so a response without tool calls shows that none
+    was requested)."""
+    return isinstance(doc := _decoded(attrs.get(LITELLM_RESPONSE)), dict) and isinstance(doc.get("choices"), list)
