@@ -716,3 +716,89 @@ def test_a_litellm_response_is_read_only_when_the_outputs_are_masked() -> None:
     assert mlflow.litellm_requested_calls({mlflow.LITELLM_RESPONSE: response, mlflow.OUTPUTS: '{"choices": []}'}) == []
     assert not mlflow.litellm_output_recorded({mlflow.LITELLM_RESPONSE: '"text"'})
     assert not mlflow.litellm_output_recorded({})
+
+
+# --- AutoGen x MLflow ---------------------------------------------------------------------------------------------
+
+AUTOGEN = "autogen--mlflow--content-{}"
+FAILED = ["ok", "ok", "error", "ok"]
+AUTOGEN_RESULTS = [*RESULTS[:2], "knowledge base unavailable", RESULTS[3]]
+
+
+@pytest.mark.parametrize("setting", ["on", "on--with-openai"])
+def test_autogens_llm_spans_give_the_calls_their_results_and_the_failed_attempt(setting: str) -> None:
+    """mlflow.autogen.autolog() records no tool span: each `OpenAIChatCompletionClient.create` LLM span's outputs are
+    AutoGen's CreateResult, its content the FunctionCalls (id, name, arguments); its inputs' FunctionExecutionResult
+    messages the results, `is_error` marking the attempt that raised. With the OpenAI autolog too, its request span
+    inside each LLM span is the same request."""
+    tree = _tree(AUTOGEN.format(setting))
+    (llm, *_) = [n for n in tree if n.name == "OpenAIChatCompletionClient.create"]
+    assert [(r.name, r.call_id) for r in mlflow.requested_calls(llm.attributes)] == [
+        ("get_weather", "call_w1"), ("get_order", "call_o1")]  # fmt: skip
+    traj = extract(tree)
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id, c.agent, c.executed) for c in got] == [
+        (n, a, i, "support", None) for n, a, i in SCENARIO]  # fmt: skip
+    assert [c.status for c in got] == FAILED and got[2].error == "knowledge base unavailable"
+    assert [c.result for c in got] == AUTOGEN_RESULTS
+    assert [r.input_tokens for r in traj.model_requests] == [53, 161, 226, 291]
+    checks = grade(traj, [ToolCorrectness(expected_tools=["get_weather", "get_order", "search_kb"]),
+                          MaxModelRequests(max_requests=4), MaxModelRequests(max_requests=3)])  # fmt: skip
+    assert [c.outcome for c in checks] == ["passed", "passed", "failed"], [c.reasoning for c in checks]
+
+
+def test_a_streaming_autogen_agents_recorded_conversation_gives_the_calls() -> None:
+    """Streaming, the autolog records no model request (it does not patch `create_stream`): the calls are read from
+    the conversation the agent spans' outputs record (the TaskResult's ToolCallRequestEvents and
+    ToolCallExecutionEvents), once, on the outer `support.run` span; the request budget is not_evaluated."""
+    tree = _tree(AUTOGEN.format("on--stream"))
+    run, inner = (next(n for n in tree if n.name == f"support.{m}") for m in ("run", "on_messages"))
+    assert mlflow.transcript(run) is not None and mlflow.transcript(inner) is not None
+    traj = extract(tree)
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id, c.agent, c.span) for c in got] == [(n, a, i, "support", run) for n, a, i in SCENARIO]
+    assert [c.status for c in got] == FAILED and [c.result for c in got] == AUTOGEN_RESULTS
+    assert traj.model_requests == []
+    (budget,) = grade(traj, [MaxModelRequests(max_requests=4)])
+    assert budget.outcome == "not_evaluated" and "mlflow.openai.autolog()" in budget.reasoning, budget.reasoning
+
+
+@pytest.mark.parametrize("setting", ["on", "off"])
+def test_autogen_streamed_through_the_openai_autolog_takes_the_failure_from_the_agents_events(setting: str) -> None:
+    """With the OpenAI autolog too, a streamed request's calls are in its chunk events and its tool messages carry no
+    error flag: the failed attempt is the one whose FunctionExecutionResult in the enclosing agent span's outputs has
+    `is_error`, which a masking function leaves out (content off: no result, no failure recorded)."""
+    traj = extract(_tree(AUTOGEN.format(f"{setting}--stream--with-openai")))
+    got = traj.calls(include_failed=True)
+    assert [(c.name, c.args, c.call_id, c.agent) for c in got] == [(n, a, i, "support") for n, a, i in SCENARIO]
+    on = setting == "on"
+    assert [c.status for c in got] == (FAILED if on else ["ok"] * 4)
+    assert [c.result for c in got] == (AUTOGEN_RESULTS if on else [None] * 4)
+
+
+@pytest.mark.parametrize("setting", ["on", "off", "on--stream", "off--stream"])
+def test_autogen_agent_spans_name_the_agent_and_give_its_reply(setting: str) -> None:
+    """The autolog names its AGENT spans `{agent}.run` and `{agent}.on_messages` (no `name` attribute): both are runs
+    of that agent, their final output the reply (the TaskResult's last message, the Response's chat message)."""
+    traj = extract(_tree(AUTOGEN.format(setting)))
+    final = FINAL if setting.startswith("on") else None
+    assert [(r.name, r.final_output) for r in traj.agent_runs] == [("support", final)] * 2
+
+
+def test_only_autogens_method_names_name_an_agent() -> None:
+    """`{x}.on_messages`, and `{x}.run` around it, name agent x; a lone `Agent.run` (another autolog's method) names
+    none, nor does an `on_messages` span that is not an AGENT span."""
+    inner = _span("support.on_messages", "AGENT")
+    runs = extract(spans_of(_span("support.run", "AGENT", None, inner), _span("Agent.run", "AGENT"),
+                            _span("x.on_messages", "CHAIN"), scope=SCOPE)).agent_runs  # fmt: skip
+    assert [r.name for r in runs] == ["support", "support", None]
+
+
+def test_autogen_streamed_with_content_off_names_mlflows_span_processors() -> None:
+    """Streaming with content off (a masking function): only the agent spans are recorded, their outputs, which would
+    hold the conversation, masked; the tool checks name MLflow's setting."""
+    traj = extract(_tree(AUTOGEN.format("off--stream")))
+    assert traj.all_calls == [] and traj.model_requests == []
+    (check,) = grade(traj, [ToolCorrectness(expected_tools=["get_order"])])
+    assert check.outcome == "not_evaluated", check.reasoning
+    assert "mlflow.autogen.autolog()" in check.reasoning and "span_processors=[...]" in check.reasoning

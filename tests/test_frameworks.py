@@ -37,6 +37,9 @@ ENTRIES = sorted((CORPUS / "entries").glob("*.json"))
 _TOOL_RESULT_KEYS = frozenset({"output.value", "gen_ai.tool.call.result", "gcp.vertex.agent.tool_response"})
 # Where OpenLLMetry's LlamaIndex instrumentation records a tool step's output, `"is_error": true` when the tool raised
 _STEP_OUTPUT = "traceloop.entity.output"
+# Where MLflow records a value's JSON (AutoGen's FunctionExecutionResult, `"is_error": true` when the tool raised,
+# in a model request's input messages and in an agent's result)
+_MLFLOW_VALUES = frozenset({"mlflow.spanInputs", "mlflow.spanOutputs"})
 # Boolean attributes that mark a failed tool span whose status stays unset (Haystack's own tracing; Langfuse's
 # Haystack integration records the same flag as metadata, whose values are JSON text)
 _ERROR_FLAGS = frozenset({"haystack.tool.error", "langfuse.observation.metadata.haystack.tool.error"})
@@ -51,6 +54,10 @@ REQUESTS_NOT_RECORDED = {
     "anthropic--mlflow--content-off--stream": "mlflow.anthropic.autolog() traces Messages.create, not messages.stream()",
     "smolagents--mlflow": "mlflow.smolagents.autolog() patches Model.__call__; smolagents 1.26 calls Model.generate",
     "crewai--mlflow": "mlflow.crewai.autolog() patches LLM.call; CrewAI's native OpenAI provider does not go through it",
+    "autogen--mlflow--content-on--stream": "mlflow.autogen.autolog() patches ChatCompletionClient.create, not "
+    "create_stream, which AssistantAgent(model_client_stream=True) calls",
+    "autogen--mlflow--content-off--stream": "mlflow.autogen.autolog() patches ChatCompletionClient.create, not "
+    "create_stream, which AssistantAgent(model_client_stream=True) calls",
 }
 CLIENT_TOO = "--with-openai"
 # Telemetry whose failed tool attempt records the execution but not the tool, by run-name prefix: a check that
@@ -126,6 +133,25 @@ def _streamed_arguments(doc: dict[str, Any]) -> Iterator[str]:
                 yield from joined.values()
 
 
+def _execution_failed(text: str) -> bool:
+    """Whether a JSON value holds an AutoGen FunctionExecutionResult (`call_id`, `name`, `content`, `is_error`) of a
+    tool that raised."""
+
+    def failed(value: Any) -> bool:
+        if isinstance(value, dict):
+            if value.keys() == {"call_id", "name", "content", "is_error"} and value["is_error"] is True:
+                return True
+            return any(failed(v) for v in value.values())
+        return isinstance(value, list) and any(failed(v) for v in value)
+
+    if '"is_error"' not in text:
+        return False
+    try:
+        return failed(json.loads(text))
+    except ValueError:
+        return False
+
+
 @cache
 def evidence(run: str) -> Evidence:
     entry = _entry(CORPUS / "entries" / f"{run}.json")
@@ -156,6 +182,7 @@ def evidence(run: str) -> Evidence:
         (a["key"] in _TOOL_RESULT_KEYS and "error_type" in json.dumps(a["value"]))
         or (a["key"] == _STEP_OUTPUT and '"is_error": true' in a["value"].get("stringValue", ""))
         or (a["key"] in _ERROR_FLAGS and (a["value"].get("boolValue") is True or a["value"].get("stringValue") == "true"))
+        or (a["key"] in _MLFLOW_VALUES and _execution_failed(a["value"].get("stringValue", "")))
         for s in spans
         for a in s.get("attributes", [])
     )

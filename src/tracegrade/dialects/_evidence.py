@@ -88,6 +88,14 @@ _CLIENT_TOO: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 """By instrumentation scope prefix: how to record the model requests where only agent and tool spans were."""
 
+_CONVERSATION_ON_RUNS: tuple[tuple[str, str], ...] = (
+    ("mlflow.tracing", "MLflow records an AutoGen agent's conversation in the outputs of its agent spans, and a "
+     "CrewAI task's in its task span's (mlflow.autogen.autolog(), mlflow.crewai.autolog())"),
+)  # fmt: skip
+"""By instrumentation scope prefix: the agent spans that may record a run's whole conversation, tool calls included,
+in their outputs (so with only agent spans, none recording an output, the content setting is what records the
+calls)."""
+
 
 def _scope_matches(scope: str, prefix: str) -> bool:
     return scope == prefix or (prefix.endswith(".") and scope.startswith(prefix)) or scope.startswith(prefix + ".")
@@ -304,4 +312,9 @@ def missing_evidence(
             missing["tool_calls"] = (
                 f"only agent spans were recorded{scope}: no tool or model-request spans tell which tools were called"
             )
+            held = next((why for prefix, why in _CONVERSATION_ON_RUNS if _scope_matches(name, prefix)), None)
+            if held is not None and runs and all(r.final_output is None for r in runs):
+                missing["tool_calls"] += (
+                    f", and no agent span recorded its output: {held}; to record it: {content_setting(node)}"
+                )
     return missing

@@ -152,9 +152,10 @@ def _named_by_id(unnamed: list[ToolCall], tool: str, call_id: str) -> ToolCall |
 def transcript_calls(found: Sequence[tuple[SpanNode, str, _messages.Transcript]]) -> tuple[list[ToolCall], list[str]]:
     """The calls of the conversations spans recorded whole (span, dialect, transcript), for a trace in which no
     tool span and no model-request span records any: each requested call on the span that recorded it, executed
-    unknown (`executed=None`), with its result from the same transcript's tool messages; a call id seen in an
-    earlier transcript (the same conversation recorded again, e.g. by an enclosing span) is not a call again, and
-    calls without ids are taken from the first transcript only. Returns the calls and notes (calls without names)."""
+    unknown (`executed=None`), with its result from the same transcript's tool messages (failed where the transcript
+    marks it so, the result its error); a call id seen in an earlier transcript (the same conversation recorded
+    again, e.g. by an enclosing span) is not a call again, and calls without ids are taken from the first transcript
+    only. Returns the calls and notes (calls without names)."""
     calls: list[ToolCall] = []
     notes: list[str] = []
     seen: set[str] = set()
@@ -176,6 +177,8 @@ def transcript_calls(found: Sequence[tuple[SpanNode, str, _messages.Transcript]]
                 _set_arguments(call, r.arguments)
             if r.call_id is not None and r.call_id in transcript.results:
                 call.result = transcript.results[r.call_id]
+            if r.call_id is not None and r.call_id in transcript.failed:
+                call.status, call.error = "error", str(call.result) if call.result is not None else "error"
             calls.append(call)
     return calls, notes
 

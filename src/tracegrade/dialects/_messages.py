@@ -65,11 +65,13 @@ class Requested(NamedTuple):
 
 class Transcript(NamedTuple):
     """A conversation a span recorded whole (e.g. a task's output): the calls its model responses requested, in
-    order, the results its tool messages gave (`{call_id: result}`), and the agent it names (None if none)."""
+    order, the results its tool messages gave (`{call_id: result}`), the agent it names (None if none), and the
+    call ids whose result the conversation marks as a failure (the result then being the error)."""
 
     requested: list[Requested]
     results: dict[str, Any]
     agent: str | None
+    failed: frozenset[str] = frozenset()
 
 
 def tool_calls_in(calls: Any) -> list[Requested]:

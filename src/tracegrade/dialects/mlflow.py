@@ -64,6 +64,15 @@ included), the `model` as requested (no provider prefix), `mlflow.chat.tokenUsag
 response again from LiteLLM's logging payload: an attribute of its own, which a function masking inputs and outputs
 leaves in place: the requested calls are read from it when the outputs are masked (`litellm_requested_calls`), and a
 response without tool calls shows that none was requested (`litellm_output_recorded`).
+
+`mlflow.autogen.autolog()` (AutoGen AgentChat) opens AGENT spans `{agent}.run` and `{agent}.on_messages` (no `name`
+attribute: the agent is named by the span's name, `autogen_agent`) and an LLM span `{Client}.create` per model request
+(`mlflow.message.format` `"autogen"`), no tool span. A request's outputs are AutoGen's CreateResult (`content` the
+FunctionCalls `{"id", "name", "arguments"}`, or the reply), its inputs AutoGen's messages (a
+FunctionExecutionResultMessage's results `{"call_id", "content", "is_error"}`); an agent span's outputs are its
+TaskResult (`messages`) or Response (`chat_message`, `inner_messages`): the whole conversation, ToolCallRequestEvents
+and ToolCallExecutionEvents, which give the calls of a streaming agent (`create_stream` is not patched: no request
+is recorded). A tool that raised is only `is_error` in its result (`settle_calls`, `autogen_transcript`).
 """
 
 from __future__ import annotations
@@ -71,7 +80,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
@@ -85,8 +94,9 @@ if TYPE_CHECKING:
     from ..tree import SpanNode
 
 __all__ = [
-    "adopted", "adopted_run", "agent_run", "classify", "litellm_output_recorded", "litellm_requested_calls",
-    "model_request", "name", "recognizes", "requested_calls", "requested_calls_of", "streamed_calls", "tool_call",
+    "adopted", "adopted_run", "agent_run", "autogen_agent", "autogen_requested", "autogen_results",
+    "autogen_transcript", "classify", "litellm_output_recorded", "litellm_requested_calls", "model_request", "name",
+    "recognizes", "requested_calls", "requested_calls_of", "settle_calls", "streamed_calls", "tool_call",
     "tool_results", "transcript",
 ]  # fmt: skip
 
@@ -200,7 +210,7 @@ def _agent_run(node: SpanNode) -> AgentRun | None:
             outputs = None  # an Agents SDK agent span: its output's type, not its output
         if _METHOD.fullmatch(node.name):
             outputs = _returned(outputs)
-        return AgentRun(name=_own_name(node), final_output=outputs, span=node, dialect=name)
+        return AgentRun(name=_own_name(node) or autogen_agent(node), final_output=outputs, span=node, dialect=name)
     raw = attrs.get(METADATA)
     if not isinstance(raw, str) or '"langgraph"' not in raw:
         return None
@@ -215,9 +225,12 @@ def _agent_run(node: SpanNode) -> AgentRun | None:
 def _returned(outputs: Any) -> Any:
     """What a patched run method returned, recorded as the fields of the framework's result object: Pydantic AI's
     AgentRunResult (`output`, `_state`), smolagents' AgentText (`_value`), LlamaIndex's AgentOutput (`result`, its
-    `response` message's text blocks); another value as recorded."""
+    `response` message's text blocks), AutoGen's TaskResult and Response (`_autogen_reply`); another value as
+    recorded."""
     if not isinstance(outputs, dict):
         return outputs
+    if (reply := _autogen_reply(outputs)) is not None:
+        return reply
     if outputs.keys() == {"_value"}:
         return outputs["_value"]
     if "output" in outputs and "_state" in outputs:
@@ -337,8 +350,11 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     """The tool calls a model request generated, from `mlflow.spanOutputs`: `choices[].message.tool_calls` of a chat
     completion; the `output[]` items of type `function_call` of a Responses API response; an Agents SDK span's list
     of assistant messages (their `tool_calls`), of responses, or of response output items; a LlamaIndex ChatResponse's
-    `message.additional_kwargs.tool_calls`; an Anthropic Message's `tool_use` content blocks."""
+    `message.additional_kwargs.tool_calls`; an Anthropic Message's `tool_use` content blocks; an AutoGen
+    CreateResult's FunctionCalls (`autogen_requested`)."""
     raw = attrs.get(OUTPUTS)
+    if attrs.get(MESSAGE_FORMAT) == _AUTOGEN:
+        return autogen_requested(raw)
     doc = _recorded(raw, '"tool_calls"') or _recorded(raw, '"function_call"') or _recorded(raw, '"tool_use"')
     out = []
     if isinstance(doc, dict) and doc.get("type") == "message" and isinstance(blocks := doc.get("content"), list):
@@ -372,9 +388,12 @@ _TASK_OUTPUT = frozenset({"messages", "expected_output", "raw", "agent"})
 def transcript(node: SpanNode) -> Transcript | None:
     """A CrewAI task's conversation: the TaskOutput MLflow's crewai autolog records as the outputs of the
     `Task.execute_sync` CHAIN span, its `messages` OpenAI chat messages (assistant `tool_calls`, `role: tool`
-    results) and its `agent` the agent's role; None for any other span."""
+    results) and its `agent` the agent's role; an AutoGen agent's, on its AGENT spans (`autogen_transcript`); None
+    for any other span."""
     attrs = node.attributes
     raw = attrs.get(OUTPUTS)
+    if attrs.get(SPAN_TYPE) == _AGENT:
+        return autogen_transcript(node)
     if attrs.get(SPAN_TYPE) != _CHAIN or not isinstance(raw, str) or '"tool_calls"' not in raw:
         return None
     doc = _decoded(raw)
@@ -426,9 +445,11 @@ def streamed_calls(node: SpanNode) -> list[Requested]:
 
 def tool_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """`{call_id: content}` of the `role: tool` messages in `mlflow.spanInputs` (its `messages`, or the list of
-    messages itself: an Agents SDK span's input), of its Responses API `function_call_output` items, and of the
-    `tool_result` blocks of Anthropic user messages."""
+    messages itself: an Agents SDK span's input), of its Responses API `function_call_output` items, of the
+    `tool_result` blocks of Anthropic user messages, and of AutoGen's FunctionExecutionResultMessages."""
     raw = attrs.get(INPUTS)
+    if attrs.get(MESSAGE_FORMAT) == _AUTOGEN:
+        return autogen_results(_recorded(raw, '"call_id"'))[0]
     doc = _recorded(raw, '"tool_call_id"') or _recorded(raw, '"tool_use_id"')
     doc = doc or _recorded(raw, '"function_call_output"')
     if isinstance(doc, dict):
@@ -457,3 +478,125 @@ def litellm_output_recorded(attrs: Mapping[str, Any]) -> bool:
     """The span records the model's response in `raw_llm_response` (so a response without tool calls shows that none
     was requested)."""
     return isinstance(doc := _decoded(attrs.get(LITELLM_RESPONSE)), dict) and isinstance(doc.get("choices"), list)
+
+
+# --- AutoGen AgentChat (mlflow.autogen.autolog()) ---
+
+_AUTOGEN = '"autogen"'
+"""`mlflow.message.format` of the LLM spans `mlflow.autogen.autolog()` opens around `ChatCompletionClient.create`."""
+_AUTOGEN_REQUESTS = frozenset({"ToolCallRequestEvent"})
+"""AutoGen AgentChat messages holding the FunctionCalls a model response requested."""
+_AUTOGEN_RESULTS = frozenset({"FunctionExecutionResultMessage", "ToolCallExecutionEvent"})
+"""AutoGen messages holding FunctionExecutionResults (`call_id`, `name`, `content`, `is_error`): the model client's
+input message, and AgentChat's event of the tools' execution."""
+_AUTOGEN_LISTS = ("messages", "inner_messages")
+"""Where a recorded value holds AutoGen messages: a model request's inputs and a TaskResult (`messages`), an agent's
+Response (`inner_messages`)."""
+
+
+def autogen_agent(node: SpanNode) -> str | None:
+    """The agent an AGENT span of `mlflow.autogen.autolog()` names: the autolog names them `{agent}.on_messages`
+    (`BaseChatAgent.on_messages`, AutoGen's method) and `{agent}.run` (around the same agent's `on_messages`); None
+    for another span."""
+    head, dot, method = node.name.rpartition(".")
+    if not dot or not head or node.attributes.get(SPAN_TYPE) != _AGENT:
+        return None
+    if method == "on_messages":
+        return head
+    inner = f"{head}.on_messages"
+    if method == "run" and any(c.name == inner and c.attributes.get(SPAN_TYPE) == _AGENT for c in node.children):
+        return head
+    return None
+
+
+def _autogen_reply(outputs: dict[str, Any]) -> Any:
+    """The reply in an AutoGen agent's recorded result: a TaskResult's (`messages`, `stop_reason`) last message's
+    text, a Response's (`chat_message`, `inner_messages`) chat message's text; None for another value."""
+    if outputs.keys() == {"messages", "stop_reason"} and isinstance(messages := outputs["messages"], list):
+        last = messages[-1] if messages else None
+    elif outputs.keys() == {"chat_message", "inner_messages"}:
+        last = outputs["chat_message"]
+    else:
+        return None
+    content = last.get("content") if isinstance(last, dict) else None
+    return content if isinstance(content, str) else None
+
+
+def _autogen_calls(content: Any) -> list[Requested]:
+    """The calls in a list of AutoGen FunctionCalls (`{"id", "arguments", "name"}`)."""
+    items = content if isinstance(content, list) else ()
+    return [Requested.of(c.get("name"), c.get("arguments"), c.get("id")) for c in items if isinstance(c, dict)]
+
+
+def autogen_requested(raw: Any) -> list[Requested]:
+    """The tool calls of an AutoGen CreateResult (an LLM span's outputs): its `content`, a list of FunctionCalls
+    when the model asked for tools (else the reply's text)."""
+    doc = _recorded(raw, '"content"')
+    return _autogen_calls(doc.get("content")) if isinstance(doc, dict) else []
+
+
+def _autogen_messages(doc: Any) -> Iterator[dict[str, Any]]:
+    """The AutoGen messages of a recorded value (`_AUTOGEN_LISTS`)."""
+    for key in _AUTOGEN_LISTS:
+        items = doc.get(key) if isinstance(doc, dict) else None
+        yield from (m for m in items if isinstance(m, dict)) if isinstance(items, list) else ()
+
+
+def autogen_results(doc: Any) -> tuple[dict[str, Any], frozenset[str]]:
+    """`{call_id: content}` of the FunctionExecutionResults in a recorded value's AutoGen messages, and the call ids
+    of those with `is_error` true (the tool raised: AutoGen hands its error text to the model as the result)."""
+    results: dict[str, Any] = {}
+    failed: set[str] = set()
+    for message in _autogen_messages(doc):
+        if message.get("type") not in _AUTOGEN_RESULTS or not isinstance(content := message.get("content"), list):
+            continue
+        for result in content:
+            if isinstance(result, dict) and isinstance(call_id := result.get("call_id"), str) and call_id:
+                results[call_id] = result.get("content")
+                if result.get("is_error") is True:
+                    failed.add(call_id)
+    return results, frozenset(failed)
+
+
+def autogen_transcript(node: SpanNode) -> Transcript | None:
+    """An AutoGen agent's conversation, recorded whole as the outputs of the autolog's AGENT spans (`{agent}.run`:
+    the TaskResult's `messages`; `{agent}.on_messages`: the Response's `inner_messages`): the FunctionCalls of its
+    ToolCallRequestEvents, the results of its ToolCallExecutionEvents (failed where `is_error`), the agent the
+    span names. It holds the calls of a streaming agent, whose model requests the autolog does not record
+    (`create_stream` is not patched). None when the span records no such event."""
+    raw = node.attributes.get(OUTPUTS)
+    agent = autogen_agent(node)
+    if agent is None or not isinstance(raw, str) or '"ToolCallRequestEvent"' not in raw:
+        return None
+    doc = _decoded(raw)
+    requested = [
+        r for m in _autogen_messages(doc) if m.get("type") in _AUTOGEN_REQUESTS for r in _autogen_calls(m.get("content"))
+    ]  # fmt: skip
+    results, failed = autogen_results(doc)
+    return Transcript(requested, results, agent, failed)
+
+
+def settle_calls(calls: Sequence[ToolCall], requests: Sequence[ModelRequest]) -> list[str]:
+    """Mark failed the calls known only from MLflow's model requests whose AutoGen FunctionExecutionResult has
+    `is_error` true: read, by call id, from the inputs of the requests and from the outputs of the AGENT spans
+    enclosing them (a streamed request's calls have their results in the agent's events only: the OpenAI messages
+    `mlflow.openai.autolog()` records hold no error flag)."""
+    mine = [c for c in calls if c.dialect == name and c.executed is None and c.call_id is not None]
+    if not mine:
+        return []
+    failed: dict[str, Any] = {}
+    seen: set[int] = set()
+    for req in requests:
+        node = req.span if req.dialect == name else None
+        while node is not None and id(node) not in seen:
+            seen.add(id(node))
+            for key in (INPUTS, OUTPUTS):
+                if (doc := _recorded(node.attributes.get(key), '"is_error"')) is not None:
+                    results, ids = autogen_results(doc)
+                    failed.update((i, results[i]) for i in ids)
+            node = node.parent
+    for call in mine:
+        if call.call_id in failed and call.status != "error":
+            error = failed[call.call_id]
+            call.status, call.error = "error", str(error) if error is not None else "error"
+    return []
