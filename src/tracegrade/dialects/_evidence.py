@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._messages import logs_output_recorded
 from .genai import REDACTED, output_ref
-from .mlflow import litellm_output_recorded
 
 if TYPE_CHECKING:
     from ..trajectory import AgentRun, ModelRequest, ToolCall
@@ -158,19 +157,19 @@ def finish_reasons(attrs: Mapping[str, Any]) -> list[str] | None:
 
 _OUTPUT_KEYS = (
     "gen_ai.output.messages", "ai.response.text", "ai.response.toolCalls", "output.value", "output",
-    "langfuse.observation.output",
+    "langfuse.observation.output", "raw_llm_response",
 )  # fmt: skip
 _OUTPUT_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")
 
 
 def _output_recorded(attrs: Mapping[str, Any]) -> bool:
     """The span holds the model's output (so an absent tool call means none was requested), also as the response
-    LiteLLM's MLflow callback records beside the span's outputs."""
+    LiteLLM's MLflow callback records beside the span's outputs (`raw_llm_response`)."""
     for key in _OUTPUT_KEYS:
         value = attrs.get(key)
         if value is not None and value not in REDACTED:
             return True
-    return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs) or litellm_output_recorded(attrs)
+    return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs)
 
 
 def _request_attributes(node: SpanNode) -> Mapping[str, Any]:

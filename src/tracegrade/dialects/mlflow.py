@@ -63,7 +63,7 @@ tools sent, `mlflow.spanOutputs` the response as a chat completion (a streamed o
 included), the `model` as requested (no provider prefix), `mlflow.chat.tokenUsage`, and `raw_llm_response`, the
 response again from LiteLLM's logging payload: an attribute of its own, which a function masking inputs and outputs
 leaves in place: the requested calls are read from it when the outputs are masked (`litellm_requested_calls`), and a
-response without tool calls shows that none was requested (`litellm_output_recorded`).
+response without tool calls shows that none was requested.
 
 `mlflow.autogen.autolog()` (AutoGen AgentChat) opens AGENT spans `{agent}.run` and `{agent}.on_messages` (no `name`
 attribute: the agent is named by the span's name, `autogen_agent`) and an LLM span `{Client}.create` per model request
@@ -95,7 +95,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "adopted", "adopted_run", "agent_run", "autogen_agent", "autogen_requested", "autogen_results",
-    "autogen_transcript", "classify", "litellm_output_recorded", "litellm_requested_calls", "model_request", "name",
+    "autogen_transcript", "classify", "litellm_requested_calls", "model_request", "name",
     "recognizes", "requested_calls", "requested_calls_of", "settle_calls", "streamed_calls", "tool_call",
     "tool_results", "transcript",
 ]  # fmt: skip
@@ -472,12 +472,6 @@ def litellm_requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
     if raw is None or attrs.get(OUTPUTS, _NULL) != _NULL:
         return []
     return requested_calls({OUTPUTS: raw})
-
-
-def litellm_output_recorded(attrs: Mapping[str, Any]) -> bool:
-    """The span records the model's response in `raw_llm_response` (so a response without tool calls shows that none
-    was requested)."""
-    return isinstance(doc := _decoded(attrs.get(LITELLM_RESPONSE)), dict) and isinstance(doc.get("choices"), list)
 
 
 # --- AutoGen AgentChat (mlflow.autogen.autolog()) ---
