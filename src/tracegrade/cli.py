@@ -16,7 +16,7 @@ from rich.text import Text
 from .reporting import CaseRecord, Report, write
 from .reporting.redact import Redactor, scrub_case
 from .reporting.terminal import OUTCOME_STYLE, print_case, print_summary, results_table, trajectory_lines
-from .trajectory import UNNAMED, Trajectory
+from .trajectory import Trajectory
 from .tree import SpanNode, SpanTree
 
 __all__ = ["main"]
@@ -175,7 +175,7 @@ def _tool_labels(traj: Trajectory) -> Callable[[SpanNode], str]:
         if call is None:
             return ""
         args = json.dumps(call.args, separators=(",", ":"), default=repr) if call.args_recorded else "<not recorded>"
-        return f"  tool={call.name if call.name_missing is None else UNNAMED} args={args}"
+        return f"  tool={call.label} args={args}"
 
     return label
 

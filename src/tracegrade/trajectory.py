@@ -170,6 +170,11 @@ class ToolCall(str):
         return str.__str__(self)
 
     @property
+    def label(self) -> str:
+        """The name listings show: the tool's, or `UNNAMED` when the telemetry does not record it."""
+        return str.__str__(self) if self.name_missing is None else UNNAMED
+
+    @property
     def args(self) -> Any:
         """Decoded arguments (dict for a normal call) or `NOT_RECORDED`."""
         args = self._args
@@ -222,7 +227,7 @@ class ToolCall(str):
 
     def describe(self) -> str:
         """`name(arg=value, ...)` for reports."""
-        name = self.name if self.name_missing is None else UNNAMED
+        name = self.label
         args = self.args
         if args is NOT_RECORDED:
             if self.args_ref is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..reporting import CaseRecord, CheckRecord, RunRecord, TurnRecord
 from ..reporting.redact import Redactor, scrub_case
-from ..trajectory import UNNAMED, ToolCall
+from ..trajectory import ToolCall
 from .session import RunResult, TranscriptResult, TurnResult, describe_call
 
 __all__ = ["transcript_case"]
@@ -37,9 +37,7 @@ def _diff(turn: TurnResult, redactor: Redactor) -> list[dict[str, Any]] | None:
         else turn.tool_calls
     )
     view = [
-        {"name": c.name if c.name_missing is None else UNNAMED, "args": redactor.value(c.args) if c.args_recorded else None,
-         "state": c.state}
-        for c in calls
+        {"name": c.label, "args": redactor.value(c.args) if c.args_recorded else None, "state": c.state} for c in calls
     ]
     return trajectory_diff(turn.expected, view)
 

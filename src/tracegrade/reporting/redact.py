@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import _redact
-from ..trajectory import UNNAMED, ToolCall
+from ..trajectory import ToolCall
 from .model import CaseRecord
 
 __all__ = ["Redactor", "scrub_case"]
@@ -23,7 +23,7 @@ class Redactor(_redact.Redactor):
             return call.describe()
         from .trace import describe_call
 
-        return describe_call(call.name if call.name_missing is None else UNNAMED, self.value(call.args))
+        return describe_call(call.label, self.value(call.args))
 
 
 def scrub_case(case: CaseRecord, redactor: Redactor) -> CaseRecord:

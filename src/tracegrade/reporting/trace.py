@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..matching import diff_arguments
-from ..trajectory import NOT_RECORDED, UNNAMED, ToolCall, Trajectory
+from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
 from ..tree import SpanNode
 from .redact import Redactor
 
@@ -76,7 +76,7 @@ def trace_view(traj: Trajectory, redactor: Redactor | None = None) -> dict[str, 
     by_span: dict[int, ToolCall] = {}
     for call in calls:
         if call.span is not None:
-            kinds[id(call.span)] = ("tool", call.name if call.name_missing is None else UNNAMED)
+            kinds[id(call.span)] = ("tool", call.label)
             by_span[id(call.span)] = call
     tree = traj.tree
     nodes = _walk(tree.roots) if tree is not None else []
@@ -99,7 +99,7 @@ def trace_view(traj: Trajectory, redactor: Redactor | None = None) -> dict[str, 
         })  # fmt: skip
     _mark_parallel(spans)
     view_calls = [
-        {"name": c.name if c.name_missing is None else UNNAMED, "args": None if c.args is NOT_RECORDED else redactor.value(c.args), "state": c.state,
+        {"name": c.label, "args": None if c.args is NOT_RECORDED else redactor.value(c.args), "state": c.state,
          "span": index.get(id(c.span), -1) if c.span is not None else -1}
         for c in calls
     ]  # fmt: skip
