@@ -155,13 +155,6 @@ class ToolCall(str):
             self._args = _LAZY
         return self
 
-    @classmethod
-    def _unnamed(cls, why: str, args_text: str | None, span: SpanNode, dialect: str) -> ToolCall:
-        """A tool execution whose span does not record which tool ran (`why` says what it records instead)."""
-        self = cls._from_span("", args_text, span, dialect)
-        self.name_missing = why
-        return self
-
     def __bool__(self) -> bool:
         return True  # a call, even one whose tool is not recorded (name "")
 

@@ -140,11 +140,9 @@ def _named_by_id(unnamed: list[ToolCall], tool: str, call_id: str) -> ToolCall |
     for i, u in enumerate(unnamed):
         if u.call_id == call_id:
             del unnamed[i]
-            named = ToolCall._from_span(tool, u.args_text, u.span, u.dialect or "") if u.span is not None else ToolCall(tool)
-            fields = dict(vars(u))
-            fields.pop("name_missing", None)
-            for key, value in fields.items():
-                setattr(named, key, value)
+            named = str.__new__(ToolCall, tool)
+            vars(named).update(vars(u))  # its span, arguments, status, result, run...
+            del named.name_missing
             return named
     return None
 

@@ -270,14 +270,12 @@ def _tool_call(node: SpanNode) -> ToolCall:
     attrs = node.attributes
     tool = _own_name(node)
     raw = attrs.get(INPUTS)
+    call = new_tool_call(tool or "", None if raw == _NULL else raw, node, name)
     if not tool:
-        why = (
+        call.name_missing = (
             f"MLflow named the span after the method it patched ({node.name!r}) and recorded no {TOOL_NAME!r} "
             "attribute naming the tool"
         )
-        call = ToolCall._unnamed(why, None if raw == _NULL else raw, node, name)
-    else:
-        call = new_tool_call(tool, None if raw == _NULL else raw, node, name)
     if _METHOD.fullmatch(node.name) and raw != _NULL:
         args = call.args  # a patched method's bound arguments: LlamaIndex's `FunctionTool.acall(**kwargs)`, smolagents'
         if isinstance(args, dict) and args.keys() in _BOUND and isinstance(args["kwargs"], dict) and not args.get("args"):

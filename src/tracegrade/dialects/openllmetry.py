@@ -193,14 +193,14 @@ def _js_tool_call(node: SpanNode) -> ToolCall:
     if isinstance(raw, dict) and raw.keys() == {"args"} and isinstance(raw["args"], list) and len(raw["args"]) == 1:
         raw = raw["args"][0]
     args = raw if raw is None or isinstance(raw, str) else attrs.get(ENTITY_INPUT)
-    if not isinstance(tool, str) or not tool or not isinstance(message, dict):
-        call = ToolCall._unnamed(_js_name_missing(node), args, node, name)
-        set_failure(call, node)
-        return call
-    call = new_tool_call(tool, args, node, name)
-    if isinstance(call_id := message.get("tool_call_id"), str) and call_id:
-        call.call_id = call_id
-    call.result = message.get("content")
+    if isinstance(tool, str) and tool and isinstance(message, dict):
+        call = new_tool_call(tool, args, node, name)
+        if isinstance(call_id := message.get("tool_call_id"), str) and call_id:
+            call.call_id = call_id
+        call.result = message.get("content")
+    else:
+        call = new_tool_call("", args, node, name)
+        call.name_missing = _js_name_missing(node)
     set_failure(call, node)
     return call
 
