@@ -125,14 +125,15 @@ class TurnContext:
     def for_trajectory(cls, trajectory: Trajectory, **fields: Any) -> TurnContext:
         """A context over a trajectory; `user`/`reply` default to what the spans recorded (`reply_missing` says
         why when they recorded no final output)."""
+        out = trajectory.final_output
         if not fields and cls is TurnContext:  # the common case, built positionally (faster than by keyword)
-            reply, calls = _reply(trajectory), trajectory.tool_calls
+            reply, calls = _reply(out), trajectory.tool_calls
             source: Literal["spans", "none"] = "spans" if trajectory.recognized_spans else "none"
-            missing = _reply_missing(trajectory) if trajectory.final_output is None else None
+            missing = _reply_missing(trajectory) if out is None else None
             return cls("", reply, calls, [], trajectory.tree, trajectory, {}, source, {}, missing)
         if "reply" not in fields:
-            fields["reply"] = _reply(trajectory)
-            if trajectory.final_output is None:
+            fields["reply"] = _reply(out)
+            if out is None:
                 fields.setdefault("reply_missing", _reply_missing(trajectory))
         fields.setdefault("tool_calls", trajectory.tool_calls)
         fields.setdefault("tool_calls_source", "spans" if trajectory.recognized_spans else "none")
@@ -153,7 +154,6 @@ def _reply_missing(trajectory: Trajectory) -> str:
     )
 
 
-def _reply(trajectory: Trajectory) -> str:
-    """The final output the spans recorded, as text ("" when none)."""
-    out = trajectory.final_output
+def _reply(out: Any) -> str:
+    """A final output the spans recorded, as text ("" when none)."""
     return "" if out is None else out if isinstance(out, str) else str(out)

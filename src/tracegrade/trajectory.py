@@ -391,7 +391,7 @@ class Trajectory:
     def unnamed_reason(self, *, include_failed: bool = False) -> str | None:
         """Why the calls a check selects (failed attempts only with `include_failed`) cannot be told apart: the
         tool executions among them whose spans do not record which tool ran; None when there are none."""
-        unnamed = [c for c in self.unnamed_calls if include_failed or not c.failed]
+        unnamed = self._unnamed(include_failed)
         if not unnamed:
             return None
         first = unnamed[0]
@@ -405,8 +405,11 @@ class Trajectory:
     def listed(self, calls: Sequence[ToolCall], *, include_failed: bool = True) -> list[ToolCall]:
         """`calls` and, among them in start order, the executions whose tool is not recorded (failed ones only with
         `include_failed`), e.g. for listings."""
-        unnamed = [c for c in self.unnamed_calls if include_failed or not c.failed]
+        unnamed = self._unnamed(include_failed)
         return sorted([*calls, *unnamed], key=_start_key) if unnamed else list(calls)
+
+    def _unnamed(self, include_failed: bool) -> list[ToolCall]:
+        return [c for c in self.unnamed_calls if include_failed or not c.failed]
 
     @property
     def tool_calls(self) -> list[ToolCall]:

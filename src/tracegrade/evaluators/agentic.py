@@ -113,7 +113,8 @@ class TrajectoryMatch(ScopedEvaluator):
                 score2, reason2 = self._score(regrouped)
                 if score2 > score:
                     score, reason = score2, reason2 + " (parallel calls matched in any order)"
-            guessed = self._regroup(calls, steps, guess=True) if score < self.threshold else None
+            # a guess differs only where no recorded response precedes a call (step 0)
+            guessed = self._regroup(calls, steps, guess=True) if score < self.threshold and 0 in steps else None
             if guessed is not None and self._score(guessed)[0] >= self.threshold:  # passes only if those were parallel
                 why = unknown or "no model-request span of their agent run started before them"
                 return EvalResult.not_evaluated(
