@@ -43,7 +43,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
-from ._common import first_int, first_str
+from ._common import first_int, first_str, json_value
 from ._dispatch import NO_STEP, Gate, NoStep
 from ._messages import Requested, tool_calls_in, tool_results_in
 from .genai import new_tool_call, set_failure
@@ -216,10 +216,7 @@ def _model_request(node: SpanNode) -> ModelRequest:
 
 def _object(raw: str) -> dict[str, Any]:
     """A JSON object recorded as text; anything else is an empty one."""
-    try:
-        doc = json.loads(raw)
-    except ValueError:
-        return {}
+    doc = json_value(raw)
     return doc if isinstance(doc, dict) else {}
 
 
@@ -235,10 +232,7 @@ def _recorded(raw: Any, markers: tuple[str, ...]) -> Any:
     """A run's recorded inputs or outputs as JSON, when the text holds one of `markers` at all (else None)."""
     if not isinstance(raw, str) or not any(marker in raw for marker in markers):
         return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
+    return json_value(raw)
 
 
 def _entries(items: Any) -> Iterator[dict[str, Any]]:

@@ -85,7 +85,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..trajectory import AgentRun, ModelRequest, ToolCall
 from . import genai
-from ._common import to_int
+from ._common import json_value, to_int
 from ._dispatch import Gate
 from ._messages import Requested, Transcript, tool_calls_in, tool_results_in
 from .genai import new_tool_call, set_failure
@@ -330,10 +330,7 @@ def _recorded(raw: Any, marker: str) -> Any:
     """A span's recorded inputs or outputs as JSON, when the text holds `marker` at all (else None)."""
     if not isinstance(raw, str) or marker not in raw:
         return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
+    return json_value(raw)
 
 
 def _messages(items: Any) -> Iterator[dict[str, Any]]:
