@@ -414,7 +414,9 @@ def bench_corpus_extraction(repeats: int) -> tuple[Variant, Variant, Variant, in
         return run
 
     v = Variant("tracegrade dialects.extract, whole corpus", with_dialects([]))
-    v20 = Variant("the same, 20 more gated dialects registered first", with_dialects([_Other(i, True) for i in range(20)]))
+    v20 = Variant(
+        "the same, 20 more gated dialects registered first", with_dialects([_Other(i, True) for i in range(20)])
+    )
     v20u = Variant("the same, 20 more dialects without gates", with_dialects([_Other(i, False) for i in range(20)]))
     measure([v, v20, v20u], repeats)
     return v, v20, v20u, len(trees), sum(len(t) for t in trees)
