@@ -599,3 +599,30 @@ def test_grading_a_path_reads_every_trace(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(load_traces(path)) == 2
+
+
+def test_grading_a_directory_attaches_the_log_records_of_its_logs_files(tmp_path: Path) -> None:
+    # OTel openai-v2 with content on: the model's tool-call arguments are only in `gen_ai.choice` log records.
+    from tracegrade.evaluators import ArgumentCorrectness
+
+    run = FIXTURES / "frameworks" / "openai--otel-genai--content-on"
+    for suffix in (".traces.json", ".logs.json"):
+        (tmp_path / f"run{suffix}").write_bytes(run.with_name(run.name + suffix).read_bytes())
+    check = [ArgumentCorrectness("get_weather", {"city": "Paris"})]
+    [with_logs] = grade(tmp_path, check)
+    assert with_logs.outcome == "passed", with_logs.reasoning
+    assert grade([tmp_path / "run.traces.json", tmp_path / "run.logs.json"], check)[0].outcome == "passed"
+    assert grade(load_traces(tmp_path), check)[0].outcome == "passed"  # several trees, logs kept when merged
+    [spans_only] = grade(tmp_path / "run.traces.json", check)
+    assert spans_only.outcome == "not_evaluated", spans_only.reasoning
+
+
+def test_grading_a_directory_whose_files_repeat_a_span_id_names_the_directory(tmp_path: Path) -> None:
+    write_otlp_json(_run(1, 0x10), tmp_path / "a.json")
+    write_otlp_json(_run(1, 0x10), tmp_path / "b.json")
+    with pytest.raises(TraceFormatError) as info:
+        grade(tmp_path, [ToolCorrectness(expected_tools=["search"])])
+    assert info.value.path == str(tmp_path)
+    assert "duplicate span id" in str(info.value) and "2 trace files" in str(info.value)
+    assert "load_traces()" in str(info.value)
+    assert len(load_traces(tmp_path)) == 2  # each file on its own reads

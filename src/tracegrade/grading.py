@@ -44,13 +44,17 @@ def context_for(source: Source) -> TurnContext:
 
         return TurnContext.for_trajectory(extract(source))
     if isinstance(source, str | os.PathLike):
-        from .ingest import read_spans
+        from .ingest import read_tree
 
-        return context_for(SpanTree.from_spans(read_spans(source)))
+        return context_for(read_tree(source))
     if isinstance(source, Sequence):
         items = list(source)
         if items and all(isinstance(s, SpanTree) for s in items):  # e.g. load_traces(path): graded as one run
-            return context_for(items[0] if len(items) == 1 else SpanTree.from_spans(n.span for t in items for n in t))
+            return context_for(items[0] if len(items) == 1 else _merged(items))
+        if items and all(isinstance(s, str | os.PathLike) for s in items):  # e.g. [traces, logs]: one run
+            from .ingest import read_tree
+
+            return context_for(read_tree(items))
         if all(isinstance(s, Span) for s in items):
             return context_for(SpanTree.from_spans(items))
         from opentelemetry.sdk.trace import ReadableSpan
@@ -58,11 +62,19 @@ def context_for(source: Source) -> TurnContext:
         if all(isinstance(s, ReadableSpan) for s in items):
             return context_for(SpanTree.from_readable_spans(items))
         bad = next(type(s).__name__ for s in items if not isinstance(s, Span | ReadableSpan))
-        raise TypeError(f"grade(): a list source must hold ReadableSpan or Span objects, found {bad}")
+        raise TypeError(f"grade(): a list source must hold spans, SpanTrees or paths, found {bad}")
     raise TypeError(
         "grade(): source must be a Capture, SpanTree, Trajectory, TurnContext, a list of spans or a trace "
         f"file path, got {type(source).__name__}"
     )
+
+
+def _merged(trees: list[SpanTree]) -> SpanTree:
+    """The spans of `trees` as one tree, their log records still attached (and their unattached ones counted)."""
+    tree = SpanTree.from_spans(n.span for t in trees for n in t)
+    tree.attach_logs(r for t in trees for n in t for r in n.logs)
+    tree.unattached_logs += sum(t.unattached_logs for t in trees)
+    return tree
 
 
 def _live_context(source: Source, evaluators: list[object]) -> TurnContext | list[EvalResult]:
@@ -192,7 +204,11 @@ async def run_evaluator(evaluator: object, ctx: TurnContext) -> EvalResult:
 
 
 async def agrade(source: Source, evaluators: Iterable[object]) -> list[EvalResult]:
-    """Grade `source` with each evaluator (async ones concurrently); results in evaluator order."""
+    """Grade `source` with each evaluator (async ones concurrently); results in evaluator order.
+
+    `source` is one run: a `Capture`, `SpanTree`, `Trajectory`, `TurnContext`, a list of spans or of SpanTrees,
+    or a path (or a list of paths) whose spans are all read as one run, with the records of the logs files among
+    them attached (`ingest.read_tree`; grade each tree of `load_traces(path)` to grade its traces one by one)."""
     evaluators = list(evaluators)
     ctx = _live_context(source, evaluators)
     if isinstance(ctx, list):

@@ -24,7 +24,7 @@ skipped (a metrics line in a JSON lines file) is reported with a `TraceFileWarni
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
 from ._logs import read_logs
 from ._read import TraceFileWarning
-from ._traces import DEFAULT_IDLE_LINES, iter_traces, read_spans, split_agent_runs, trace_files
+from ._traces import DEFAULT_IDLE_LINES, iter_traces, read_spans, read_tree, split_agent_runs, trace_files
 from ._write import dump_otlp_json
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "iter_traces",
     "read_logs",
     "read_spans",
+    "read_tree",
     "split_agent_runs",
     "trace_files",
 ]

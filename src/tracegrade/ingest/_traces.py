@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeAlias
 
+from ..errors import TraceFormatError
 from ..spans import LogRecord, Span
 from ..trajectory import AgentRun
 from ..tree import SpanNode, SpanTree
@@ -19,7 +20,7 @@ from ._read import Batch, Origin, TraceFileWarning, read_batches
 
 __all__ = [
     "DEFAULT_IDLE_LINES", "RECORDING_ID", "PathArg", "iter_traces", "load_traces", "logs_by_trace", "read_spans",
-    "recording_id", "trace_files", "trees_of",
+    "read_tree", "recording_id", "trace_files", "trees_of",
 ]  # fmt: skip
 
 PathArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
@@ -259,6 +260,37 @@ def read_spans(
     traces, _logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
     for group in _groups(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
         yield from group
+
+
+def read_tree(
+    source: PathArg,
+    *,
+    max_attribute_bytes: int = DEFAULT_MAX_ATTRIBUTE_BYTES,
+    idle_lines: int = DEFAULT_IDLE_LINES,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+) -> SpanTree:
+    """Every span of `source` (a file, a directory or a list of them) as one tree, one graded unit, with the
+    records of the OTLP logs files among the inputs attached to the spans they name (`grade(path)` reads a path
+    so). Bad input raises `TraceFormatError`, as does a span id given to two spans of one trace across files."""
+    traces, logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
+    spans = [
+        span for group in _groups(traces, max_attribute_bytes, idle_lines, True, max_inflated_bytes) for span in group
+    ]
+    try:
+        tree = SpanTree.from_spans(spans)
+    except ValueError as e:  # the same span in two files (each file's traces are checked on their own)
+        where = (
+            os.fspath(source) if isinstance(source, str | os.PathLike) else ", ".join(str(os.fspath(p)) for p in source)
+        )
+        raise TraceFormatError(
+            f"{e} across its {len(traces)} trace files, read as one run: grade each trace or run of "
+            "load_traces() on its own, or give only the files of one run",
+            where,
+        ) from None
+    by_trace = logs_by_trace(logs, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes)
+    if by_trace:
+        tree.attach_logs(r for records in by_trace.values() for r in records)
+    return tree
 
 
 def iter_traces(
