@@ -84,3 +84,18 @@ def test_max_tokens_with_a_request_that_recorded_no_usage_is_not_evaluated_unles
     assert one(cap, MaxTokens(max_input=150)).outcome == "not_evaluated"
     over = one(cap, MaxTokens(max_input=50))  # the recorded counts alone exceed it
     assert over.outcome == "failed" and "input 100 > 50" in over.reasoning and "at least" in over.reasoning
+
+
+# --- MaxDuration's limit is checked when it is built ---
+def test_max_duration_refuses_a_limit_that_is_not_a_duration() -> None:
+    import math
+    from datetime import timedelta
+
+    import pytest
+
+    from tracegrade.errors import ParameterError
+
+    for bad in (-1, -0.5, math.nan, "3", True, timedelta(seconds=-1)):
+        with pytest.raises(ParameterError, match=r"MaxDuration\.seconds: must be a number"):
+            MaxDuration(bad)  # type: ignore[arg-type]
+    assert MaxDuration(0).limit() == 0 and MaxDuration(timedelta(milliseconds=1500)).limit() == 1.5

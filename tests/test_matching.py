@@ -4,6 +4,7 @@ alignments against the LCS and sequence equality on name-only steps, and the Tra
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from tracegrade.matching import (
     lcs_length,
     score_steps,
     score_trajectory,
+    step_matches,
 )
 from tracegrade.trajectory import ToolCall
 
@@ -118,3 +120,75 @@ def test_unknown_modes_name_the_owner_and_parameter() -> None:
         check_args_options("x", None, "Owner.mode")
     with pytest.raises(ParameterError, match=r"^Owner\.key_modes\.q: must be a mode in"):
         check_args_options("exact", {"q": "fuzzy"}, "Owner.mode")
+
+
+# --- any-order matching with argument steps: the best assignment, whatever the order of the steps ---
+def _best_assignment(n_calls: int, steps: list[Step], match: Any) -> tuple[int, int]:
+    """(required steps matched, steps matched) of the best assignment, by trying every one (small inputs)."""
+    best = (0, 0)
+
+    def walk(j: int, used: frozenset[int], required: int, total: int) -> None:
+        nonlocal best
+        if j == len(steps):
+            best = max(best, (required, total))
+            return
+        walk(j + 1, used, required, total)
+        for i in range(n_calls):
+            if i not in used and match(i, j):
+                walk(j + 1, used | {i}, required + (not steps[j].optional), total + 1)
+
+    walk(0, frozenset(), 0, 0)
+    return best
+
+
+_arg_calls = st.lists(
+    st.tuples(st.sampled_from("ab"), st.dictionaries(st.sampled_from("xy"), st.integers(1, 2), max_size=2)),
+    max_size=5,
+)
+_arg_steps = st.lists(
+    st.tuples(
+        st.sampled_from("ab"),
+        st.none() | st.dictionaries(st.sampled_from("xy"), st.integers(1, 2), max_size=2),
+        st.booleans(),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_arg_calls, _arg_steps, st.randoms(use_true_random=False))
+def test_any_order_alignment_with_arguments_is_the_best_assignment_in_any_step_order(
+    raw_calls: list[tuple[str, dict[str, int]]], raw_steps: list[tuple[str, dict[str, int] | None, bool]], rnd: Any
+) -> None:
+    calls = [ToolCall(name, args) for name, args in raw_calls]
+    steps = [Step(tool, args, optional) for tool, args, optional in raw_steps]
+
+    def align(steps: list[Step]) -> tuple[int, int, int]:
+        return align_any_order(
+            len(calls), steps, lambda i, j: step_matches(steps[j], calls[i].name, calls[i].args, "subset")
+        )
+
+    matched, optional, extra = align(steps)
+    assert (matched - optional, matched) == _best_assignment(
+        len(calls), steps, lambda i, j: step_matches(steps[j], calls[i].name, calls[i].args, "subset")
+    )
+    assert extra == len(calls) - matched
+    shuffled = list(steps)
+    rnd.shuffle(shuffled)
+    assert align(shuffled) == (matched, optional, extra)
+
+
+@pytest.mark.parametrize("order", ["any_order", "unordered", "superset", "subset"])
+def test_any_order_modes_do_not_depend_on_the_order_of_argument_steps(order: str) -> None:
+    # the first step would take the call the second one needs, were calls handed out first come, first served
+    calls = [ToolCall("a", {"x": 1, "y": 2}), ToolCall("a", {"x": 1})]
+    x, y = Step("a", {"x": 1}), Step("a", {"y": 2})
+    for steps in ([x, y], [y, x]):
+        score, reason = score_steps(calls, steps, order)  # type: ignore[arg-type]
+        assert score == 1.0, reason
+
+
+@pytest.mark.parametrize("value", ["false", "no", 0, 1, None])
+def test_a_step_optional_flag_must_be_true_or_false(value: object) -> None:
+    with pytest.raises(ValueError, match=r"steps\[0\]\.optional: expected true or false"):
+        Step.parse({"tool": "a", "optional": value}, "steps[0]")

@@ -272,3 +272,30 @@ def test_reply_checks_on_spans_that_recorded_no_final_output_are_not_evaluated()
     assert [r.outcome for r in recorded] == ["passed", "passed"] and asked == [1]
     given = asyncio.run(checks[0].evaluate(TurnContext.for_trajectory(extract(tree), reply="")))
     assert given.outcome == "failed"  # an empty reply the agent gave is a reply
+
+
+# --- "any call" argument checks when some calls recorded no arguments ---
+def test_an_any_call_argument_check_is_not_evaluated_when_the_unmatched_calls_include_unrecorded_ones() -> None:
+    from _agents import scripted_agent
+    from tracegrade import capture
+    from tracegrade.evaluators import ArgumentCorrectness
+
+    loud = scripted_agent([("search", {"q": "a"})], name="loud")
+    quiet = scripted_agent([("search", {"q": "b"})], name="quiet", include_content=False)
+    with capture() as cap:
+        loud.run_sync("go")
+        quiet.run_sync("go")
+    assert [(c.name, c.args) for c in cap.trajectory.tool_calls] == [("search", {"q": "a"}), ("search", None)]
+    checks = [
+        ToolCallArgsEvaluator(tool="search", args={"q": "b"}),  # maybe the quiet agent's call: unknown
+        ArgumentCorrectness("search", {"q": "b"}, occurrence="any"),
+        ToolCallArgsEvaluator(tool="search", args={"q": "a"}),  # the loud agent's call matches
+        ToolCallArgsEvaluator(tool="search", args={"q": "b"}, occurrence="first"),  # the first call: recorded, wrong
+    ]
+    unknown, unknown_pe, matched, wrong = grade(cap, checks)
+    for result in (unknown, unknown_pe):
+        assert result.outcome == "not_evaluated", result.reasoning
+        assert result.reasoning.startswith("no call of tool 'search' with recorded arguments matches {'q': 'b'}")
+        assert "1 other call of it recorded no arguments" in result.reasoning and "'quiet'" in result.reasoning
+    assert matched.outcome == "passed", matched.reasoning
+    assert wrong.outcome == "failed", wrong.reasoning

@@ -1396,3 +1396,25 @@ def test_tree_from_arbitrary_parent_links_keeps_every_span_and_breaks_each_cycle
     assert len(tree.notes) == len(cycles) == len(detached)
     first_started = {min(c, key=lambda i: (spans[i - 1].start_ns, i)) for c in cycles}
     assert detached == first_started
+
+
+# --- SpanQuery values of the wrong type are refused, naming the key ---
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"name_equals": 3}, "query.name_equals: expected a string, got int"),
+        ({"not_": {"name_contains": None}}, "query.not_.name_contains: expected a string, got NoneType"),
+        ({"has_attributes": ["a"]}, "query.has_attributes: expected a mapping"),
+        ({"has_attribute_keys": "gen_ai.tool.name"}, "query.has_attribute_keys: expected a list of strings"),
+        ({"min_duration": -1}, "query.min_duration: expected a number of seconds >= 0"),
+        ({"max_duration": True}, "query.max_duration: expected a number of seconds >= 0"),
+        ({"min_child_count": -1}, "query.min_child_count: expected an integer >= 0"),
+        ({"and_": [{"max_depth": 1.5}]}, r"query.and_\[0\].max_depth: expected an integer >= 0"),
+    ],
+)
+def test_a_span_query_value_of_the_wrong_type_is_refused(query: Any, message: str) -> None:
+    from tracegrade.evaluators import HasMatchingSpan
+
+    with pytest.raises(ValueError, match=message):
+        HasMatchingSpan(query)
+    validate_query({"name_equals": "x", "min_duration": timedelta(seconds=1), "max_depth": 0, "has_attribute_keys": []})

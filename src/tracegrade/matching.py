@@ -195,7 +195,10 @@ class Step:
             args = value.get("args")
             if args is not None and not isinstance(args, Mapping):
                 raise ValueError(f"{where}.args: expected a dict, got {type(args).__name__}")
-            return cls(value["tool"], args, bool(value.get("optional", False)))
+            optional = value.get("optional", False)
+            if type(optional) is not bool:
+                raise ValueError(f"{where}.optional: expected true or false, got {optional!r}")
+            return cls(value["tool"], args, optional)
         raise ValueError(f"{where}: a step is a tool name or {{tool, args?, optional?}}, got {value!r}")
 
     def describe(self) -> str:
@@ -258,19 +261,48 @@ def _skip_optional(positions: set[int], steps: Sequence[Step]) -> set[int]:
 
 
 def align_any_order(n_actual: int, steps: Sequence[Step], match: Callable[[int, int], bool]) -> tuple[int, int, int]:
-    """Greedy multiset matching: required (and argument-specific) steps first.
-    Returns (matched, matched optional steps, actual calls left unmatched)."""
-    used = [False] * n_actual
+    """Maximum multiset matching of calls to steps, each call matching one step at most: as many required steps
+    as any assignment matches, then as many optional ones (augmenting paths, so the order of `steps` never changes
+    the result). Returns (matched, matched optional steps, actual calls left unmatched)."""
+    adjacent = [[i for i in range(n_actual) if match(i, j)] for j in range(len(steps))]
+    owner = [-1] * n_actual  # the step each call is matched to
     matched = optional = 0
-    order = sorted(range(len(steps)), key=lambda j: (steps[j].optional, steps[j].args is None))
-    for j in order:
-        for i in range(n_actual):
-            if not used[i] and match(i, j):
-                used[i] = True
-                matched += 1
-                optional += steps[j].optional
-                break
-    return matched, optional, used.count(False)
+    for j in sorted(range(len(steps)), key=lambda j: steps[j].optional):  # required steps first
+        if _augment(j, adjacent, owner):
+            matched += 1
+            optional += steps[j].optional
+    return matched, optional, owner.count(-1)
+
+
+def _augment(root: int, adjacent: list[list[int]], owner: list[int]) -> bool:
+    """Match step `root`, moving matched steps to other calls along one augmenting path when no call it matches
+    is free (iterative depth-first search; a step once matched stays matched)."""
+    for i in adjacent[root]:
+        if owner[i] < 0:
+            owner[i] = root
+            return True
+    seen = [False] * len(owner)
+    stack = [(root, iter(adjacent[root]))]
+    via: list[int] = []  # via[k]: the call through which stack[k]'s step reaches stack[k + 1]'s
+    while stack:
+        step, calls = stack[-1]
+        for i in calls:
+            if seen[i]:
+                continue
+            seen[i] = True
+            if owner[i] < 0:
+                owner[i] = step
+                for k in range(len(via) - 1, -1, -1):
+                    owner[via[k]] = stack[k][0]
+                return True
+            via.append(i)
+            stack.append((owner[i], iter(adjacent[owner[i]])))
+            break
+        else:
+            stack.pop()
+            if via:
+                via.pop()
+    return False
 
 
 # --- TrajectoryMatch scores -------------------------------------------------------------------------

@@ -111,6 +111,22 @@ def _validate(query: Any, path: str, top: bool, level: int) -> None:
                 raise ValueError(f"{path}.{key}: invalid regex {value!r}: {e}") from None
         elif key == "has_status" and value not in ("unset", "ok", "error"):
             raise ValueError(f"{path}.has_status: expected 'unset', 'ok' or 'error', got {value!r}")
+        elif key in ("name_equals", "name_contains") and not isinstance(value, str):
+            raise ValueError(f"{path}.{key}: expected a string, got {type(value).__name__}")
+        elif key == "has_attributes" and not isinstance(value, Mapping):
+            raise ValueError(f"{path}.has_attributes: expected a mapping of attribute values, got {type(value).__name__}")
+        elif key == "has_attribute_keys" and (
+            not isinstance(value, list | tuple) or not all(isinstance(k, str) for k in value)
+        ):
+            raise ValueError(f"{path}.has_attribute_keys: expected a list of strings, got {value!r}")
+        elif key in ("min_duration", "max_duration") and (
+            type(value) is bool or not isinstance(value, int | float | timedelta) or _seconds(value) < 0
+        ):
+            raise ValueError(f"{path}.{key}: expected a number of seconds >= 0 or a timedelta, got {value!r}")
+        elif key.startswith(("min_", "max_")) and key.endswith(("_count", "_depth")) and (
+            type(value) is not int or value < 0
+        ):
+            raise ValueError(f"{path}.{key}: expected an integer >= 0, got {value!r}")
     if "or_" in query and len(query) > 1:
         raise ValueError(f"{path}: 'or_' cannot be combined with other conditions at the same level")
 

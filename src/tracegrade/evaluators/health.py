@@ -45,6 +45,9 @@ class MaxDuration(ScopedEvaluator):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        seconds = self.seconds
+        if type(seconds) is bool or not isinstance(seconds, int | float | timedelta) or not _seconds(seconds) >= 0:
+            raise self._invalid("seconds", f"must be a number of seconds >= 0 or a timedelta, got {seconds!r}")
         if self.percentile is not None and not 0 < self.percentile <= 100:
             raise self._invalid("percentile", f"must be in (0, 100], got {self.percentile!r}")
         if self.percentile is not None and self.tool is None:

@@ -146,6 +146,14 @@ def check_arguments(
                 return _matched(call, tool, expected, mode, pae, "")
         if (cut := cut_reason(calls, tool)) is not None:  # the call that matches may be that one
             return EvalResult.not_evaluated(cut)
+        unrecorded = [c for c in matching if c.args is NOT_RECORDED]
+        if unrecorded and not returned:  # the call that matches may be one whose arguments were not recorded
+            n = len(with_args)
+            return EvalResult.not_evaluated(
+                f"no call of tool {tool!r} with recorded arguments matches {expected!r} ({mode}; {n} call"
+                f"{'s' if n > 1 else ''} checked), and {len(unrecorded)} other call{'s' if len(unrecorded) > 1 else ''}"
+                f" of it recorded no arguments. {not_recorded_reason(unrecorded[0], surface)}"
+            )
         diffs = "; ".join(diff(with_args[0].args))
         first = f"first call: {diffs}" if len(with_args) > 1 else diffs
         if pae:
