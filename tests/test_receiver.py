@@ -269,3 +269,20 @@ def test_a_misspelt_limit_names_the_known_ones() -> None:
 def test_a_port_in_use_fails_start_in_the_callers_thread(rx: OTLPReceiver) -> None:
     with pytest.raises(OSError, match="in use"):
         OTLPReceiver(port=rx.port).start()
+
+
+# --- bug: serve graded the spans of a trace without its log records ---------------------------
+
+
+def test_a_log_record_arriving_after_the_spans_restarts_the_settle_window(rx: OTLPReceiver) -> None:
+    spans = ExportTraceServiceRequest()
+    s = spans.resource_spans.add().scope_spans.add().spans.add(trace_id=b"\x03" * 16, span_id=b"\x04" * 8)
+    s.start_time_unix_nano, s.end_time_unix_nano = 1, 2
+    assert _post(rx.endpoint + "/v1/traces", spans.SerializeToString())[0] == 200
+    time.sleep(1.0)
+    logs = ExportLogsServiceRequest()
+    logs.resource_logs.add().scope_logs.add().log_records.add(trace_id=b"\x03" * 16, span_id=b"\x04" * 8)
+    assert _post(rx.endpoint + "/v1/logs", logs.SerializeToString())[0] == 200
+    assert rx.take_settled(settle=0.9) == []  # the spans are 1 s old, the record is not
+    [trace] = rx.take_settled(settle=0)
+    assert trace.complete and len(trace.spans) == 1 and [r.span_id for r in trace.logs] == [0x0404040404040404]

@@ -252,3 +252,52 @@ def test_live_view_prints_trace_text_literally_in_a_terminal() -> None:
     text = out.getvalue()
     assert f"invoke_agent {MARKUP}" in text and "(incomplete)" in text and "100.0%" in text
     assert "1 trace(s) graded: 1 passed, 0 failed (1 incomplete)" in text
+
+
+# --- bug: serve graded the spans of a trace without its log records ---------------------------
+
+
+def _openai_run_with_content_as_logs(endpoint: str, tool: str, late_logs_trace: int | None = None) -> int:
+    """One `chat` span whose tool call is only in a `gen_ai.choice` log record (as
+    opentelemetry-instrumentation-openai-v2 sends content), through the real OTLP span and log
+    exporters; with `late_logs_trace`, one more record naming that trace, which has no spans."""
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+
+    scope = "opentelemetry.instrumentation.openai_v2"
+    tp = TracerProvider()
+    tp.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=endpoint + "/v1/traces")))
+    lp = LoggerProvider(shutdown_on_exit=False)
+    lp.add_log_record_processor(SimpleLogRecordProcessor(OTLPLogExporter(endpoint=endpoint + "/v1/logs")))
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o"}
+    call = {"id": "call_1", "type": "function", "function": {"name": tool, "arguments": '{"city": "Paris"}'}}
+    body = {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "tool_calls": [call]}}
+    with tp.get_tracer(scope).start_as_current_span("chat gpt-4o", attributes=attrs) as span:
+        lp.get_logger(scope).emit(event_name="gen_ai.choice", body=body, attributes={"gen_ai.system": "openai"})
+        trace_id = span.get_span_context().trace_id
+    if late_logs_trace is not None:
+        ctx = trace.set_span_in_context(
+            trace.NonRecordingSpan(trace.SpanContext(late_logs_trace, 0x0A, False, trace.TraceFlags(1)))
+        )
+        lp.get_logger(scope).emit(event_name="gen_ai.choice", body=body, context=ctx)
+    tp.shutdown()
+    lp.shutdown()
+    return trace_id
+
+
+def test_serve_grades_a_trace_with_the_log_records_that_name_its_spans(tmp_path: Path) -> None:
+    spec = "evaluators:\n  - ToolCorrectness: {expected_tools: [get_weather]}\n"
+    with serve(tmp_path, "--give-up", "0.3", spec=spec) as served:
+        passing = _openai_run_with_content_as_logs(served.endpoint, "get_weather")
+        failing = _openai_run_with_content_as_logs(served.endpoint, "get_order", late_logs_trace=0xAB)
+        served.wait_for("checks passed", 2)
+        time.sleep(1.0)  # the records-only trace is given up on after 0.3 s
+        rc, out = served.interrupt(signal.SIGTERM)
+    assert rc == 0
+    assert f"PASS {passing:032x} 'chat gpt-4o': 1/1 checks passed" in out
+    assert f"FAIL {failing:032x} 'chat gpt-4o': 0/1 checks passed" in out
+    cells = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│ ")]
+    assert {row[0]: row[1:] for row in cells}["ToolCorrectness"] == ["1", "1", "0", "0", "50.0%"]
+    assert "1 log record(s) of traces with no spans, not graded" in out

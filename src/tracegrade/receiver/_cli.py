@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--emit-results", type=_url, metavar="URL",
                         help="OTLP/HTTP base URL to send each verdict to as a gen_ai.evaluation.result log record")  # fmt: skip
     parser.add_argument("--settle", type=float, default=2.0, metavar="SECONDS",
-                        help="grade a trace this long after its last span arrived, once its root has (default: 2)")  # fmt: skip
+                        help="grade a trace this long after its last span or log record arrived, once its root has (default: 2)")  # fmt: skip
     parser.add_argument("--give-up", type=float, default=30.0, metavar="SECONDS",
                         help="grade an incomplete trace (reported as such) after this long without data (default: 30)")  # fmt: skip
     parser.add_argument("--not-evaluated", choices=["fail", "skip"], default="fail",
@@ -126,6 +126,8 @@ def _status(grader: OnlineGrader, rx: OTLPReceiver) -> str:
         f"{rx.pending_traces} pending",
         f"{s.spans_accepted} spans received",
     ]
+    if grader.logs_without_spans:
+        parts.append(f"{grader.logs_without_spans} log record(s) of traces with no spans, not graded")
     if s.refused_busy or s.refused_malformed or s.refused_too_large:
         parts.append(
             f"refused: {s.refused_busy} busy, {s.refused_malformed} malformed, {s.refused_too_large} too large"

@@ -151,17 +151,23 @@ class OnlineGrader:
         self.sampled_out = 0
         self.emitted = 0
         self.emit_failures = 0
+        self.logs_without_spans = 0
+        """Log records of traces taken with no spans (they came after their trace was graded, or its
+        spans never did): counted, not graded."""
         self.per_evaluator: dict[str, EvaluatorCounts] = {}
         self.recent: deque[GradedTrace] = deque(maxlen=recent)
 
     def process(self, trace: AssembledTrace) -> GradedTrace | None:
-        """Grade one trace (None when sampled out or holding no spans); emits its results if asked."""
+        """Grade one trace, its log records attached to the spans they name (None when sampled out or
+        holding no spans); emits its results if asked."""
         if not sampled(trace.trace_id, self.sample):
             self.sampled_out += 1
             return None
         if not trace.spans:
+            self.logs_without_spans += len(trace.logs)
             return None
         tree = SpanTree.from_spans(trace.spans)
+        tree.attach_logs(trace.logs)
         traj = extract(tree, dialect=self.dialect)
         results = grade(traj, self.evaluators)
         top_id, top_name = _top(traj, tree)
