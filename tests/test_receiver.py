@@ -9,6 +9,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from google.rpc.status_pb2 import Status
@@ -286,3 +287,21 @@ def test_a_log_record_arriving_after_the_spans_restarts_the_settle_window(rx: OT
     assert rx.take_settled(settle=0.9) == []  # the spans are 1 s old, the record is not
     [trace] = rx.take_settled(settle=0)
     assert trace.complete and len(trace.spans) == 1 and [r.span_id for r in trace.logs] == [0x0404040404040404]
+
+
+# --- bug: the 400 for malformed multi-line JSON left out the line ------------------------------
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("path", "file"),
+    [("/v1/traces", "otlp/agent_run.json"), ("/v1/logs", "frameworks/openai--otel-genai--content-on.logs.json")],
+)
+def test_the_400_for_malformed_json_names_its_line_and_column(rx: OTLPReceiver, path: str, file: str) -> None:
+    lines = (FIXTURES / file).read_text().splitlines()
+    lines[40] = lines[40].replace(":", " ", 1)  # line 41 loses its key's colon
+    status, _h, body = _post(rx.endpoint + path, "\n".join(lines).encode(), "application/json")
+    assert status == 400
+    message = json.loads(body)["message"]
+    assert ": line 41, column " in message and "invalid JSON" in message

@@ -32,7 +32,7 @@ def start_grpc(rx: OTLPReceiver, host: str, port: int) -> tuple[Any, int]:
         import grpc
     except ImportError:
         raise ImportError('OTLP/gRPC needs grpcio: pip install "tracegrade[receiver-grpc]"') from None
-    from ._server import _success
+    from ._server import _success, _where
 
     limit = rx.limits.max_body_bytes
 
@@ -43,8 +43,9 @@ def start_grpc(rx: OTLPReceiver, host: str, port: int) -> tuple[Any, int]:
                 admission = rx._admit(signal, raw, True)
             except TraceFormatError as e:
                 rx._count_refusal(400)
-                where = f"{e.location}: " if e.location else ""
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed {signal} export request: {where}{e.problem}")
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, f"malformed {signal} export request: {_where(e)}{e.problem}"
+                )
             if admission.status != 200:
                 code = grpc.StatusCode.RESOURCE_EXHAUSTED if admission.status == 429 else grpc.StatusCode.UNAVAILABLE
                 context.abort(code, admission.message)

@@ -54,6 +54,14 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _where(e: TraceFormatError) -> str:
+    """Where in a request body the problem is (`line 41, column 22: `, a JSON path), or ""."""
+    parts = [f"line {e.line}"] if e.line is not None else []
+    if e.location:
+        parts.append(e.location)
+    return ", ".join(parts) + ": " if parts else ""
+
+
 _WBITS = {"gzip": 31, "deflate": 15}  # deflate: zlib-wrapped (RFC 9110), as OTel SDK exporters send it
 
 
@@ -290,8 +298,7 @@ class OTLPReceiver:
             admission = self._admit(signal, body, proto)
         except TraceFormatError as e:
             self._count_refusal(400)
-            where = f"{e.location}: " if e.location else ""
-            return self._status(proto, 400, f"malformed {_MESSAGE[signal]}: {where}{e.problem}", _INVALID_ARGUMENT)
+            return self._status(proto, 400, f"malformed {_MESSAGE[signal]}: {_where(e)}{e.problem}", _INVALID_ARGUMENT)
         except _Refused as e:
             self._count_refusal(e.status)
             return self._status(proto, e.status, e.message, e.code)
