@@ -8,6 +8,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -305,3 +306,52 @@ def test_the_400_for_malformed_json_names_its_line_and_column(rx: OTLPReceiver, 
     assert status == 400
     message = json.loads(body)["message"]
     assert ": line 41, column " in message and "invalid JSON" in message
+
+
+# --- bug: a gzip body's members after the first were dropped, trailing bytes ignored ------------
+
+
+def _halves() -> tuple[bytes, bytes, int]:
+    """agent_run.pb as two valid requests (its first 4 spans, the rest), and its span count."""
+    whole = ExportTraceServiceRequest.FromString((FIXTURES / "otlp" / "agent_run.pb").read_bytes())
+    first, second = ExportTraceServiceRequest(), ExportTraceServiceRequest()
+    first.CopyFrom(whole)
+    second.CopyFrom(whole)
+    del first.resource_spans[0].scope_spans[0].spans[4:]
+    del second.resource_spans[0].scope_spans[0].spans[:4]
+    n = len(whole.resource_spans[0].scope_spans[0].spans)
+    return first.SerializeToString(), second.SerializeToString(), n
+
+
+def test_every_member_of_a_gzip_body_is_read(rx: OTLPReceiver) -> None:
+    first, second, n = _halves()
+    body = gzip.compress(first) + b"\0" * 8 + gzip.compress(second)  # zero padding between members is allowed
+    assert n == 8 and len(ExportTraceServiceRequest.FromString(gzip.decompress(body)).resource_spans) == 2
+    assert _post(rx.endpoint + "/v1/traces", body, **{"Content-Encoding": "gzip"})[0] == 200
+    [trace] = rx.take_settled(settle=0)
+    assert len(trace.spans) == n == rx.stats.spans_accepted
+
+
+def test_bytes_after_the_compressed_data_are_a_400(rx: OTLPReceiver) -> None:
+    first, second, _n = _halves()
+    for encoding, body in [
+        ("gzip", gzip.compress(first) + b"garbage"),
+        ("gzip", gzip.compress(first) + gzip.compress(second) + b"\0\0x"),
+        ("deflate", zlib.compress(first) + zlib.compress(second)),
+    ]:
+        status, _h, answer = _post(rx.endpoint + "/v1/traces", body, **{"Content-Encoding": encoding})
+        assert status == 400
+        assert f"after the end of the {encoding} data" in Status.FromString(answer).message
+    truncated = gzip.compress(first) + gzip.compress(second)[:-4]
+    status, _h, answer = _post(rx.endpoint + "/v1/traces", truncated, **{"Content-Encoding": "gzip"})
+    assert status == 400 and "gzip member 2 ends early" in Status.FromString(answer).message
+    assert rx.pending_traces == 0 and rx.stats.spans_accepted == 0
+
+
+def test_the_inflated_size_limit_counts_every_gzip_member() -> None:
+    first, second, _n = _halves()
+    body = gzip.compress(first) + gzip.compress(second)
+    with OTLPReceiver(port=0, max_body_bytes=len(first) + len(second) - 1) as small:
+        assert _post(small.endpoint + "/v1/traces", body, **{"Content-Encoding": "gzip"})[0] == 413
+    with OTLPReceiver(port=0, max_body_bytes=len(first) + len(second)) as exact:
+        assert _post(exact.endpoint + "/v1/traces", body, **{"Content-Encoding": "gzip"})[0] == 200

@@ -13,6 +13,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import re
 import socket
 import threading
 import zlib
@@ -65,18 +66,47 @@ def _where(e: TraceFormatError) -> str:
 _WBITS = {"gzip": 31, "deflate": 15}  # deflate: zlib-wrapped (RFC 9110), as OTel SDK exporters send it
 
 
+_NON_ZERO = re.compile(rb"[^\x00]")
+
+
 def _inflate(body: bytes, encoding: str, limit: int) -> bytes:
-    """Decompress at most `limit` bytes (413 beyond: no decompression bombs)."""
-    d = zlib.decompressobj(wbits=_WBITS[encoding])
-    try:
-        out = d.decompress(body, limit + 1)
-    except zlib.error as e:
-        raise _Refused(400, f"corrupt {encoding} body ({e})") from None
-    if len(out) > limit:
-        raise _Refused(413, f"decompressed body exceeds max_body_bytes={limit:,}")
-    if not d.eof:
-        raise _Refused(400, f"truncated {encoding} body")
-    return out
+    """Decompress at most `limit` bytes in all (413 beyond: no decompression bombs). A gzip body is
+    every member in turn (RFC 1952), zero padding after one ignored, as `gzip.GzipFile` reads them;
+    anything else after the compressed data is a 400. Linear in the body, however many members."""
+    view = memoryview(body)
+    parts: list[bytes] = []
+    size = pos = members = 0
+    while True:
+        d = zlib.decompressobj(wbits=_WBITS[encoding])
+        step = 1024  # grows while one stream lasts: what `unused_data` copies stays small per stream
+        while not d.eof:
+            if pos >= len(body):
+                raise _Refused(400, f"truncated {encoding} body ({_nth(encoding, members)} ends early)")
+            chunk = view[pos : pos + step]
+            try:
+                part = d.decompress(chunk, limit + 1 - size)
+            except zlib.error as e:
+                raise _Refused(400, f"corrupt {encoding} body ({_nth(encoding, members)}: {e})") from None
+            size += len(part)
+            if size > limit:
+                raise _Refused(413, f"decompressed body exceeds max_body_bytes={limit:,}")
+            parts.append(part)
+            pos += len(chunk) - len(d.unused_data)
+            step = min(step * 2, 1 << 20)
+        members += 1
+        if encoding == "gzip":
+            nonzero = _NON_ZERO.search(body, pos)
+            pos = len(body) if nonzero is None else nonzero.start()
+        if pos == len(body):
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+        if encoding != "gzip" or body[pos : pos + 2] != b"\x1f\x8b":
+            what = "are not a gzip member" if encoding == "gzip" else "follow it (a deflate body is one zlib stream)"
+            raise _Refused(400, f"{len(body) - pos:,} byte(s) after the end of the {encoding} data (at byte {pos:,}) {what}")
+
+
+def _nth(encoding: str, done: int) -> str:
+    """The stream after `done` complete ones, for messages."""
+    return f"gzip member {done + 1}" if encoding == "gzip" else "deflate stream"
 
 
 class OTLPReceiver:
