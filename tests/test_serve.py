@@ -301,3 +301,27 @@ def test_serve_grades_a_trace_with_the_log_records_that_name_its_spans(tmp_path:
     cells = [[c.strip() for c in line.strip("│").split("│")] for line in out.splitlines() if line.startswith("│ ")]
     assert {row[0]: row[1:] for row in cells}["ToolCorrectness"] == ["1", "1", "0", "0", "50.0%"]
     assert "1 log record(s) of traces with no spans, not graded" in out
+
+
+# --- bug: stopping serve dropped the traces still pending -------------------------------------
+
+
+def test_stopping_serve_grades_the_pending_traces_the_incomplete_ones_as_such(tmp_path: Path) -> None:
+    import urllib.request
+
+    requests = (Path(__file__).parent.parent / "fixtures" / "otlp" / "agent_run.jsonl").read_text().splitlines()
+    with serve(tmp_path, "--settle", "60", "--give-up", "60") as served:
+        for line in requests[:-1]:  # the last request, with the root span, never arrives
+            req = urllib.request.Request(served.endpoint + "/v1/traces", line.encode(), {"Content-Type": "application/json"})
+            assert urllib.request.urlopen(req, timeout=5).status == 200
+        whole = _raw_trace(0x77)  # complete, but not settled yet
+        req = urllib.request.Request(served.endpoint + "/v1/traces", whole, {"Content-Type": "application/x-protobuf"})
+        assert urllib.request.urlopen(req, timeout=5).status == 200
+        rc, out = served.interrupt(signal.SIGTERM)
+    assert rc == 0
+    [partial] = [line for line in out.splitlines() if "checks passed" in line and f"{0x77:032x}" not in line]
+    assert "(incomplete: " in partial and "did not arrive before the receiver stopped" in partial
+    assert "no root span (one without a parent) arrived before the receiver stopped" in partial
+    [settled] = [line for line in out.splitlines() if f"{0x77:032x} 'root'" in line]
+    assert "incomplete" not in settled
+    assert "2 trace(s) graded" in out and "(1 incomplete)" in out and "0 pending" in out

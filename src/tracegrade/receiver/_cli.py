@@ -1,6 +1,7 @@
 """`tracegrade serve --spec SPEC.yaml`: receive OTLP, grade each trace as it completes, show a live
 table and running pass rates, forward the original requests upstream and emit the verdicts as
-`gen_ai.evaluation.result` log records. Ctrl-C (or SIGTERM) stops it with a summary.
+`gen_ai.evaluation.result` log records. Ctrl-C (or SIGTERM) grades the traces still pending
+(incomplete ones as such) and stops it with a summary.
 
 Imports stay light at module level (the CLI parser imports this module); aiohttp and the graders
 load in `run`.
@@ -210,7 +211,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         interrupted = True
     finally:
         rx.stop()
-        leftover = rx.take_settled(0, float("inf"))  # whole traces that had not waited out the settle delay
+        leftover = rx.take_remaining()  # whole ones not yet settled, and incomplete ones, graded as such
         for trace in leftover:
             graded = grader.process(trace)
             if graded is not None and live is None:

@@ -307,6 +307,11 @@ class OTLPReceiver:
         """Take the traces nobody subscribed to that are done (see `TraceStore.take_settled`)."""
         return self._store.take_settled(settle, give_up)
 
+    def take_remaining(self) -> list[AssembledTrace]:
+        """Take every trace nobody subscribed to, whole or not (when stopping: nothing more will
+        arrive); one not whole has notes on what had not arrived before it was taken."""
+        return self._store.take_all("before the receiver stopped")
+
     # --- handlers ----------------------------------------------------------------------------
 
     async def _traces(self, request: web.Request) -> web.StreamResponse:

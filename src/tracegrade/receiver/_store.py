@@ -144,6 +144,16 @@ def _notes(trace: _Trace | None, local: Iterable[int], limits: Limits, waited: s
     return notes
 
 
+def _whole(trace: _Trace) -> bool:
+    """A root span received, every parent a span names received, and no span still open."""
+    spans = trace.spans.values()
+    return (
+        any(s.parent_id is None for s in spans)
+        and not _missing_parents(trace, ())
+        and all(s.end_ns is not None for s in spans)
+    )
+
+
 class TraceStore:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -271,25 +281,29 @@ class TraceStore:
         now = time.monotonic()
         out = []
         with self._cond:
-            for tid, trace in list(self._traces.items()):
+            for trace in list(self._traces.values()):
                 quiet = now - trace.last
                 if trace.subscribers or quiet < settle:
                     continue
-                has_root = any(s.parent_id is None for s in trace.spans.values())
-                whole = (
-                    has_root
-                    and not _missing_parents(trace, ())
-                    and all(s.end_ns is not None for s in trace.spans.values())
-                )
-                if whole or quiet >= give_up:
-                    self._pop(tid)
-                    notes = _notes(trace, (), self.limits, f"within {give_up:g} s")
-                    if not has_root and trace.spans:
-                        notes.append(f"trace {tid:032x}: no root span (one without a parent) arrived")
-                    elif not trace.spans:
-                        notes.append(f"trace {tid:032x}: only log records arrived, no spans")
-                    out.append(AssembledTrace(tid, list(trace.spans.values()), trace.logs, notes))
+                if _whole(trace) or quiet >= give_up:
+                    out.append(self._take(trace, f"within {give_up:g} s"))
         return out
+
+    def take_all(self, waited: str) -> list[AssembledTrace]:
+        """Take every unsubscribed trace, whole or not; what had not arrived is noted as not arrived
+        `waited` (e.g. "before the receiver stopped")."""
+        with self._cond:
+            return [self._take(trace, waited) for trace in list(self._traces.values()) if not trace.subscribers]
+
+    def _take(self, trace: _Trace, waited: str) -> AssembledTrace:
+        self._pop(trace.trace_id)
+        notes = _notes(trace, (), self.limits, waited)
+        tid = trace.trace_id
+        if not trace.spans:
+            notes.append(f"trace {tid:032x}: only log records arrived, no spans")
+        elif not any(s.parent_id is None for s in trace.spans.values()):
+            notes.append(f"trace {tid:032x}: no root span (one without a parent) arrived {waited}")
+        return AssembledTrace(tid, list(trace.spans.values()), trace.logs, notes)
 
     def subscribe(self, trace_id: int, root_span_id: int | None = None) -> RemoteLink:
         with self._cond:
