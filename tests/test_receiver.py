@@ -355,3 +355,15 @@ def test_the_inflated_size_limit_counts_every_gzip_member() -> None:
         assert _post(small.endpoint + "/v1/traces", body, **{"Content-Encoding": "gzip"})[0] == 413
     with OTLPReceiver(port=0, max_body_bytes=len(first) + len(second)) as exact:
         assert _post(exact.endpoint + "/v1/traces", body, **{"Content-Encoding": "gzip"})[0] == 200
+
+
+# --- bug: a span received again was counted as accepted again -----------------------------------
+
+
+def test_a_span_received_again_counts_once_as_accepted_and_once_as_duplicate(rx: OTLPReceiver) -> None:
+    body = (FIXTURES / "otlp" / "agent_run.json").read_bytes()
+    for _ in range(3):  # the first delivery and two retries of it
+        assert _post(rx.endpoint + "/v1/traces", body, "application/json")[0] == 200
+    [trace] = rx.take_settled(settle=0)
+    assert len(trace.spans) == 8
+    assert (rx.stats.spans_accepted, rx.stats.spans_duplicate) == (8, 16)

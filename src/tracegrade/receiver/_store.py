@@ -48,8 +48,9 @@ class ReceiverStats:
 
     requests: int = 0
     spans_accepted: int = 0
+    """Distinct spans kept: one received again is not counted again here."""
     spans_duplicate: int = 0
-    """Spans received again (an exporter's retry): replaced, counted once."""
+    """Spans received again (an exporter's retry): the held one is replaced, counted here only."""
     spans_rejected: int = 0
     """Spans over `max_spans_per_trace` (reported to the client as partial success)."""
     logs_accepted: int = 0
@@ -198,7 +199,7 @@ class TraceStore:
                 self.stats.refused_busy += 1
                 return refusal
             cap = self.limits.max_spans_per_trace
-            rejected = 0
+            rejected = added = 0
             for tid, group in by_trace.items():
                 trace = self._traces.get(tid)
                 if trace is None:
@@ -213,10 +214,11 @@ class TraceStore:
                         rejected += 1
                         continue
                     else:
+                        added += 1
                         trace.size += per
                         self._memory += per
                     held[s.span_id] = s
-            self.stats.spans_accepted += len(spans) - rejected
+            self.stats.spans_accepted += added
             self.stats.spans_rejected += rejected
             self._cond.notify_all()
         if rejected:
