@@ -243,7 +243,7 @@ def test_four_outcomes_are_counted_apart_and_not_evaluated_follows_the_setting(
     text = (project.path / "eval.md").read_text()
     assert "| `test_evals.py::test_mixed` |" in text
     assert f" | 1 | 1 | 1{skipped} | 1 |" in text
-    assert f"| `test_evals.py::test_nothing_to_evaluate` | {'FAILED' if policy == 'fail' else 'PASSED'} |" in text
+    assert f"| `test_evals.py::test_nothing_to_evaluate` | {'FAILED' if policy == 'fail' else 'NO CHECKS'} |" in text
 
 
 INFORMATIONAL = src(

@@ -277,3 +277,55 @@ def test_a_pytest_case_keeps_each_turns_trajectory_diff_redacted_for_the_html_re
     again = CaseRecord.from_dict(json.loads(json.dumps(case.to_dict())))  # as xdist workers ship it
     assert again.runs[0].turns[1].diff == turns[1].diff
     assert transcript_case("t::x", result).runs[0].turns[1].diff is None  # only the HTML report needs it
+
+
+# --- A trace none of whose checks could run is "no checks" in every format (not a pass) ---------------------------
+
+CONTENT_OFF = Path(__file__).resolve().parent.parent / "fixtures/frameworks/openai-agents--openinference--content-off.traces.json"
+
+
+def _html_data(page: str) -> dict[str, object]:
+    found = re.search(r'id="report-data">(.*?)</script>', page, re.S)
+    assert found is not None
+    data: dict[str, object] = json.loads(found.group(1))
+    return data
+
+
+def test_a_trace_whose_only_check_could_not_run_is_no_checks_in_every_format_under_skip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "spec.yaml"  # the arguments are not recorded: the check is not evaluated
+    spec.write_text("evaluators:\n  - ArgumentCorrectness: {tool_name: get_weather, expected_arguments: {city: Paris}}\n")
+    grade = ["grade", str(CONTENT_OFF), "--spec", str(spec), "--not-evaluated", "skip"]
+    line = "1 eval(s): 0 passed, 0 failed, 1 no checks; checks: 0 passed, 0 failed, 1 not evaluated (skipped), 0 errors"
+    code, out = _cli(capsys, *grade)
+    assert code == 0 and "NO CHECKS " in out and "PASS" not in out and line in out
+    code, out = _cli(capsys, *grade, "--format", "json")
+    [case] = json.loads(out)["cases"]
+    assert code == 0 and case["verdict"] == "no checks" and json.loads(out)["summary"]["line"] == line
+    assert case["runs"][0]["verdict"] == case["runs"][0]["turns"][0]["verdict"] == "no checks"
+    code, out = _cli(capsys, *grade, "--format", "junit")
+    props = {p.get("name"): p.get("value") for p in ET.fromstring(out).iter("property")}
+    assert props["verdict"] == "no checks" and ET.fromstring(out).get("skipped") == "1"
+    code, out = _cli(capsys, *grade, "--format", "markdown")
+    assert f"{line}." in out and "| NO CHECKS |" in out and "**NO CHECKS**" in out
+    assert "#### Run 1: no checks" in out and "##### Turn 1: no checks" in out and "passed" not in out.split("##")[-1]
+    code, out = _cli(capsys, *grade, "--format", "html")
+    data = _html_data(out)
+    assert data["cases"][0]["verdict"] == "no checks" and data["summary"]["no_checks"] == 1  # type: ignore[index]
+    assert "run.verdict" in out  # the page titles each run by its verdict
+    # the default policy: a check that could not run fails its trace
+    code, out = _cli(capsys, *grade[:-2])
+    assert code == 1 and "FAIL " in out and "1 eval(s): 0 passed, 1 failed;" in out
+
+
+def test_a_check_that_ran_decides_beside_skipped_ones_and_a_run_error_is_never_no_checks() -> None:
+    ne, ok = CheckRecord("A", "not_evaluated", "no args"), CheckRecord("B", "passed")
+    assert CaseRecord("c", True, [RunRecord(0, True, [TurnRecord(0, True, [ne, ok])])], 1.0, "skip").verdict == "passed"
+    assert CaseRecord("c", True, [RunRecord(0, True, [TurnRecord(0, True, [ne])])], 1.0, "skip").verdict == "no checks"
+    info = CheckRecord("A", "not_evaluated", "no args", informational=True)  # never fails, never ran
+    unrun = EvalResult(False, "x", outcome="not_evaluated", name="A")
+    assert CaseRecord.from_results("c", [unrun], informational={"A"}).verdict == "no checks"
+    assert TurnRecord(0, True, [info]).verdict == "no checks"
+    errored = RunRecord(0, True, [TurnRecord(0, True, [ne], error="agent raised")])
+    assert errored.verdict == "passed" and CaseRecord("c", True, [errored], 1.0, "skip").verdict == "passed"

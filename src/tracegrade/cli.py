@@ -256,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="report format (default: table, printed; the others go to stdout or -o FILE)")  # fmt: skip
     g.add_argument("-o", "--output", metavar="FILE", default=None, help="write the report to FILE (not with table)")
     g.add_argument("--not-evaluated", choices=["fail", "skip"], default="fail",
-                   help="how a check that could not run (missing data) counts (default: fail)")  # fmt: skip
+                   help="how a check that could not run (missing data) counts (default: fail; skip leaves it out, "
+                   "and a trace where no check could run is reported as 'no checks', neither passed nor failed)")  # fmt: skip
     g.add_argument("--dialect", default=None, choices=dialects, metavar="DIALECT", help=dialect_help)
     g.add_argument("--redact", action="append", default=[], metavar="KEY_GLOB",
                    help="hide argument and attribute values under keys matching KEY_GLOB in every report format "

@@ -214,7 +214,7 @@ function renderCaseBody(d, c){
   if(c.tags&&c.tags.length) add(d, el("p","note","tags: "+c.tags.join(", ")));
   if(c.stats) add(d, renderStats(c.stats));
   for(const run of c.runs){
-    const sec=el("section","run"); add(sec, el("h3", "run-title "+(run.passed?"passed":"failed"), "Run "+(run.index+1)+": "+(run.passed?"passed":"failed")+(run.attempts>1?", "+run.attempts+" attempts":"")+(run.label?" \u2014 "+run.label:"")));
+    const rv=run.verdict||(run.passed?"passed":"failed"); const sec=el("section","run"); add(sec, el("h3", "run-title "+vcls(rv), "Run "+(run.index+1)+": "+rv+(run.attempts>1?", "+run.attempts+" attempts":"")+(run.label?" \u2014 "+run.label:"")));
     if(run.error) add(sec, el("p","pre error","error: "+run.error));
     add(sec, renderChecks(run));
     const calls=[]; for(const t of run.turns) for(const x of t.tool_calls) calls.push(x);

@@ -62,11 +62,11 @@ def _details(case: CaseRecord) -> list[str]:
     for run in case.runs:
         extra = f", {run.attempts} attempts" if run.attempts > 1 else ""
         label = f" ({_cell(run.label)})" if run.label else ""
-        out += ["", f"#### Run {run.index + 1}: {'passed' if run.passed else 'failed'}{extra}{label}"]
+        out += ["", f"#### Run {run.index + 1}: {run.verdict}{extra}{label}"]
         if run.error:
             out += ["", f"Error: {_cell(run.error)}"]
         for turn in run.turns:
-            out += ["", f"##### Turn {turn.index + 1}: {'passed' if turn.passed else 'failed'}", ""]
+            out += ["", f"##### Turn {turn.index + 1}: {turn.verdict}", ""]
             if turn.user:
                 out.append(f"- User: {_cell(turn.user)}")
             if turn.reply:

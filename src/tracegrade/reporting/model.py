@@ -33,6 +33,14 @@ NotEvaluatedPolicy = Literal["fail", "skip"]
 Verdict = Literal["passed", "failed", "no checks"]
 
 
+def _verdict(passed: bool, checks: Iterable[CheckRecord], error: bool) -> Verdict:
+    """`no checks` when nothing failed and no check reached a verdict: none ran, or each one was
+    `not_evaluated` without failing (the `skip` policy, or informational); else passed or failed."""
+    if passed and not error and all(c.outcome == "not_evaluated" for c in checks):
+        return "no checks"
+    return "passed" if passed else "failed"
+
+
 @dataclass(frozen=True, slots=True)
 class CheckRecord:
     """One evaluator's verdict on one turn."""
@@ -83,9 +91,14 @@ class TurnRecord:
     """The turn's expected-vs-observed trajectory diff (`reporting.trace.trajectory_diff` rows), when
     a check of the turn declared an expected trajectory and the report shows traces (pytest)."""
 
+    @property
+    def verdict(self) -> Verdict:
+        """`no checks` when no check of the turn reached a verdict and nothing failed (see `CaseRecord.verdict`)."""
+        return _verdict(self.passed, self.checks, bool(self.error))
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "index": self.index, "passed": self.passed, "user": self.user, "reply": self.reply,
+            "index": self.index, "passed": self.passed, "verdict": self.verdict, "user": self.user, "reply": self.reply,
             "source": self.source, "tool_calls": list(self.tool_calls), "error": self.error,
             "checks": [c.to_dict() for c in self.checks],
         }  # fmt: skip
@@ -122,9 +135,15 @@ class RunRecord:
         for turn in self.turns:
             yield from turn.checks
 
+    @property
+    def verdict(self) -> Verdict:
+        """`no checks` when no check of the run reached a verdict and nothing failed (see `CaseRecord.verdict`)."""
+        return _verdict(self.passed, self.checks, bool(self.error) or any(t.error for t in self.turns))
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "index": self.index, "passed": self.passed, "attempts": self.attempts, "error": self.error,
+            "index": self.index, "passed": self.passed, "verdict": self.verdict, "attempts": self.attempts,
+            "error": self.error,
             "turns": [t.to_dict() for t in self.turns],
         }  # fmt: skip
         if self.trace is not None:
@@ -203,10 +222,10 @@ class CaseRecord:
 
     @property
     def verdict(self) -> Verdict:
-        """`no checks` when no check ran in any run and nothing failed (neither passed nor failed)."""
-        if self.passed and not any(self.counts.values()) and not any(r.error for r in self.runs):
-            return "no checks"
-        return "passed" if self.passed else "failed"
+        """`no checks` (neither passed nor failed) when nothing failed and no check of any run reached a
+        verdict: none ran, or every one was `not_evaluated` and did not fail the case (the `skip` policy)."""
+        errors = any(r.error or any(t.error for t in r.turns) for r in self.runs)
+        return _verdict(self.passed, (c for r in self.runs for c in r.checks), errors)
 
     def to_dict(self) -> dict[str, Any]:
         return {
