@@ -27,16 +27,17 @@ DESIGN = ROOT.parent / "shared" / "DESIGN.md"
 # DESIGN.md's layers, bottom first. A module belongs to the layer of its first component under
 # `tracegrade`, except a package's `_cli` module, which is the CLI surface of that package (layer 6).
 # The small helper modules, placed by what they import and who needs them:
-# - `_gc`, `_lazy`, `_hints`, `_yaml`, `_version`, `_redact` (layer 1): utilities importing nothing of
-#   tracegrade (GC pausing, PEP 562 lazy attributes, did-you-mean hints, YAML with line numbers, the
-#   version, redaction by key glob for batch and the reports), used from every layer.
+# - `_gc`, `_lazy`, `_hints`, `_yaml`, `_version`, `_redact`, `_text` (layer 1): utilities importing nothing
+#   of tracegrade (GC pausing, PEP 562 lazy attributes, did-you-mean hints, YAML with line numbers, the
+#   version, redaction by key glob for batch and the reports, recorded text made safe to print), used from
+#   every layer.
 # - `content` (layer 2): turns on content recording in Pydantic AI's instrumentation, i.e. it decides
 #   what the telemetry holds; it imports nothing of tracegrade.
 # - `telemetry` (layer 5): writes results back as OTel events; used by the receiver's online grading.
 # - `demo`, `__main__` (layer 6): the CLI's demo and entry point.
 # The top-level package `tracegrade` is the facade above every layer (it may import anything).
 LAYERS: dict[int, str] = {
-    1: "spans trajectory results errors _gc _lazy _hints _yaml _version _redact",
+    1: "spans trajectory results errors _gc _lazy _hints _yaml _version _redact _text",
     2: "_sdk tree query content",
     # reading: the conventions, and the two ways spans arrive as trees read into trajectories
     # (`Capture.trajectory` runs `dialects.extract`; `ingest` splits a trace by its agent runs)

@@ -173,3 +173,57 @@ def test_grade_gives_judges_without_a_model_the_projects_judge_model(
     [case] = json.loads(capsys.readouterr().out)["cases"]
     [check] = case["runs"][0]["turns"][0]["checks"]
     assert check["outcome"] in ("passed", "failed") and "has no model" not in check["reason"], check
+
+
+# --- Control characters in recorded names are printed as escapes, never sent to the terminal ------------------------
+
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x1b[31m\u202e"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _renamed(tmp_path: Path, suffix: str) -> Path:
+    """genai.json with `suffix` at the end of every span name and of the tool and agent names."""
+    doc = json.loads((FIXTURES / "dialects" / "genai.json").read_text())
+    for rs in doc["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                span["name"] += suffix
+                for a in span.get("attributes", []):
+                    if a["key"] in ("gen_ai.tool.name", "gen_ai.agent.name"):
+                        a["value"]["stringValue"] += suffix
+    path = tmp_path / "escapes.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_control_characters_in_span_tool_and_agent_names_are_printed_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    trace = _renamed(tmp_path, ESCAPES)
+    shown = "\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31m\\u202e"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - ToolCorrectness: {expected_tools: [search]}\n")
+    for command in (["show", str(trace)], ["show", "--explain", str(trace)], ["grade", str(trace), "--spec", str(spec)],
+                    ["grade", str(trace), "--spec", str(spec), "--format", "markdown"]):  # fmt: skip
+        main(command)
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, command
+        assert f"invoke_agent support{shown}" in out or f"search{shown}" in out, command
+    main(["show", str(trace)])
+    out = capsys.readouterr().out
+    assert f"invoke_agent support{shown} (" in out and f"  1. search{shown}(q='order 1234') (failed) support{shown}" in out
+    main(["grade", str(trace), "--spec", str(spec)])
+    assert f"  3. get_order{shown}(id=1234) support{shown}" in capsys.readouterr().out
+
+
+def test_a_line_break_in_a_span_name_stays_on_the_spans_line(tmp_path: Path) -> None:
+    from tracegrade.ingest import read_tree
+
+    doc = json.loads((FIXTURES / "dialects" / "genai.json").read_text())
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"] = "fake\n  line\r\x1b[2K"
+    (tmp_path / "t.json").write_text(json.dumps(doc))
+    tree = read_tree(tmp_path / "t.json")
+    outline = tree.render(attributes=lambda node: "\n  tail")
+    assert "fake\\n  line\\r\\x1b[2K (" in outline and "\\n  tail" in outline
+    assert len(outline.splitlines()) == len(list(tree))

@@ -329,3 +329,15 @@ def test_a_check_that_ran_decides_beside_skipped_ones_and_a_run_error_is_never_n
     assert TurnRecord(0, True, [info]).verdict == "no checks"
     errored = RunRecord(0, True, [TurnRecord(0, True, [ne], error="agent raised")])
     assert errored.verdict == "passed" and CaseRecord("c", True, [errored], 1.0, "skip").verdict == "passed"
+
+
+# --- Control characters in recorded text are written as escapes in the terminal lines and the markdown -------------
+
+
+def test_pytests_summary_lines_and_the_markdown_write_control_characters_as_escapes() -> None:
+    check = EvalResult(False, "called 'x\x1b[2J'\x07", name="Check\x1b[31m")
+    case = CaseRecord.from_results("t::x\u202e", [check], tool_calls=["x\x1b[2J()"], user="hi\x1b[31m")
+    for text in ("\n".join(case_lines(Report([case]))), write_markdown(Report([case]))):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+        assert "called 'x\\x1b[2J'\\x07" in text and "Check\\x1b[31m" in text and "t::x\\u202e" in text
+    assert "  run 1, turn 1: 'hi\\x1b[31m'" in case_lines(Report([case]))

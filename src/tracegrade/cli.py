@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from ._text import printable
 from .reporting import CaseRecord, Report, write
 from .reporting.redact import Redactor, scrub_case
 from .reporting.terminal import OUTCOME_STYLE, print_case, print_summary, results_table, trajectory_lines
@@ -195,7 +196,7 @@ def _show(args: argparse.Namespace, console: Console) -> int:
     shown = 0
     for label, tree, traj in _traces(args.paths, args.dialect):
         shown += 1
-        console.rule(Text(label))
+        console.rule(Text(printable(label)))
         labels = _explanations(tree, args.dialect) if args.explain else _tool_labels(traj)
         labels = _turn_labels(tree, labels) if recording_id(tree) is not None else labels
         console.print(Text(tree.render(attributes=labels)))
@@ -204,9 +205,9 @@ def _show(args: argparse.Namespace, console: Console) -> int:
             console.print(line, highlight=False)
         if args.explain:
             for what, reason in sorted(traj.missing.items()):
-                console.print(Text(f"  not recorded ({what.replace('_', ' ')}): {reason}", style="yellow"))
+                console.print(Text(printable(f"  not recorded ({what.replace('_', ' ')}): {reason}"), style="yellow"))
             for note in traj.incomplete:
-                console.print(Text(f"  incomplete: {note}", style="yellow"))
+                console.print(Text(printable(f"  incomplete: {note}"), style="yellow"))
     if not shown:
         raise _BadInput(f"no traces found in {', '.join(args.paths)}")
     return 0

@@ -23,6 +23,7 @@ from typing_extensions import TypedDict
 
 from ._gc import paused_gc
 from ._hints import did_you_mean
+from ._text import printable
 from .spans import SPAN_KINDS, LogRecord, Span, SpanEvent, SpanKind, SpanStatus, status_of
 
 if TYPE_CHECKING:
@@ -670,7 +671,9 @@ class SpanTree:
         return self.first(predicate) is not None
 
     def render(self, *, attributes: Callable[[SpanNode], str] | None = None) -> str:
-        """An indented text outline of the forest (name, duration, status), two spaces a level.
+        """An indented text outline of the forest (name, duration, status), two spaces a level; what
+        `attributes(node)` returns ends the node's line. Control characters in names and in that text are
+        written as escapes (`_text.printable`): a span's name cannot break a line or reach a terminal.
 
         Past `RENDER_INDENT_LEVELS` levels a line is indented no further and starts with
         `[depth N]` instead, so the outline of a deep chain stays linear in size.
@@ -684,7 +687,7 @@ class SpanTree:
             prefix = "  " * depth if depth <= RENDER_INDENT_LEVELS else f"{deepest}[depth {depth}] "
             status = "" if node.status == "unset" else f" [{node.status}]"
             extra = attributes(node) if attributes else ""
-            lines.append(f"{prefix}{node.name} ({node.duration_ns / 1e6:.1f} ms){status}{extra}")
+            lines.append(prefix + printable(f"{node.name} ({node.duration_ns / 1e6:.1f} ms){status}{extra}"))
             if node.children:
                 stack.extend(reversed(node.children))
         return "\n".join(lines)

@@ -1,13 +1,14 @@
 """The markdown report, in pytest-agent-eval's outline: `# LLM Eval Report — <date>` and the summary
 line, `## Summary` (a table of cases), any extra sections (the plugin's `## Groups`), then `## Details`
 (`### <case>`, `#### Run N`, `##### Turn N`). Recorded text is made inert: table pipes escaped, HTML
-escaped, newlines folded."""
+escaped, newlines folded, control characters written as escapes (`\x1b`)."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
 
+from .._text import printable
 from .model import CaseRecord, Report, headline
 
 __all__ = ["write_markdown"]
@@ -20,12 +21,12 @@ def _cell(text: object, limit: int = _MAX_CELL) -> str:
     text = " ".join(str(text).split())
     if len(text) > limit:
         text = text[: limit - 3] + "..."
-    return html.escape(text, quote=False).replace("|", "\\|")
+    return html.escape(printable(text), quote=False).replace("|", "\\|")
 
 
 def _code(text: object) -> str:
     """An inline code span that holds any text (a longer backtick fence than the text contains)."""
-    text = " ".join(str(text).split())[:_MAX_CELL].replace("|", "\\|")
+    text = printable(" ".join(str(text).split())[:_MAX_CELL]).replace("|", "\\|")
     fence = "`"
     while fence in text:
         fence += "`"

@@ -1,5 +1,6 @@
 """Terminal output: Rich tables and lines for the CLI, plain lines for pytest's terminal summary.
-Recorded text (names, arguments, reasons, replies) is always a `rich.text.Text`, never markup."""
+Recorded text (names, arguments, reasons, replies) is always a `rich.text.Text`, never markup, and its
+control characters are printed as escapes (`\x1b`; `_text.printable`), never sent to the terminal."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .._text import printable
 from ..results import EvalResult
 from ..trajectory import Trajectory
 from .model import CaseRecord, CheckRecord, Report, headline
@@ -33,8 +35,9 @@ def results_table(results: Sequence[CheckRecord | EvalResult], title: str = "") 
         check = r if isinstance(r, CheckRecord) else CheckRecord.from_result(r)
         score = "" if check.score is None else f"{check.score:.3f}"
         table.add_row(
-            Text(check.name), Text(check.outcome, style=OUTCOME_STYLE[check.outcome]), score, Text(check.reason)
-        )
+            Text(printable(check.name)), Text(check.outcome, style=OUTCOME_STYLE[check.outcome]), score,
+            Text(printable(check.reason, lines=True)),
+        )  # fmt: skip
     return table
 
 
@@ -43,7 +46,7 @@ def trajectory_lines(traj: Trajectory, redactor: Redactor | None = None) -> list
     lines = []
     calls = traj.listed(traj.calls(include_failed=True, include_deferred=True, include_blocked=True))
     for i, call in enumerate(calls, 1):
-        line = Text(f"  {i}. {redactor.describe(call) if redactor else call.describe()}")
+        line = Text(f"  {i}. {printable(redactor.describe(call) if redactor else call.describe())}")
         if call.failed:
             line.append(" (failed: retry requested)" if call.retry_cause else " (failed)", style="red")
         if call.deferred:
@@ -51,9 +54,9 @@ def trajectory_lines(traj: Trajectory, redactor: Redactor | None = None) -> list
         if call.blocked:  # denied or awaiting approval: never executed
             line.append(f" ({call.blocked.replace('_', ' ')}: not executed)", style="yellow")
         if call.agent:
-            line.append(f" {call.agent}", style="dim")
+            line.append(f" {printable(call.agent)}", style="dim")
         lines.append(line)
-    lines.extend(Text(f"  handoff: {h.source or '?'} -> {h.target or '?'}") for h in traj.handoffs)
+    lines.extend(Text(printable(f"  handoff: {h.source or '?'} -> {h.target or '?'}")) for h in traj.handoffs)
     tokens = sum(r.total_tokens or 0 for r in traj.model_requests)
     lines.append(Text(f"  model requests: {len(traj.model_requests)}, tokens: {tokens}"))
     return lines
@@ -71,9 +74,9 @@ def print_case(
     word, style = _VERDICT_STYLE[case.verdict]
     checks = [c for run in case.runs for c in run.checks]
     if case.verdict == "passed" and not verbose:
-        console.print(Text.assemble((word, style), f" {case.id} ({len(checks)} checks)"), soft_wrap=True)
+        console.print(Text.assemble((word, style), f" {printable(case.id)} ({len(checks)} checks)"), soft_wrap=True)
         return
-    console.rule(Text(f"{word} {case.id}"))
+    console.rule(Text(f"{word} {printable(case.id)}"))
     if traj is not None:
         for line in trajectory_lines(traj, redactor):
             console.print(line, highlight=False)
@@ -85,17 +88,21 @@ def print_summary(console: Console, report: Report) -> None:
     for case in report.cases:
         if (stats := case.stats) is not None:
             word, style = _VERDICT_STYLE[case.verdict]
-            console.print(Text.assemble((word, style), f" {case.id} - {headline(case)}"), soft_wrap=True)
-            console.print(Text(f"  {stats.line()}"), soft_wrap=True)
+            console.print(Text.assemble((word, style), f" {printable(case.id)} - {headline(case)}"), soft_wrap=True)
+            console.print(Text(f"  {printable(stats.line())}"), soft_wrap=True)
             for check in stats.checks:
                 if check.informational:
-                    console.print(Text(f"  informational: {check.describe()}", style="dim"), soft_wrap=True)
+                    console.print(Text(f"  informational: {printable(check.describe())}", style="dim"), soft_wrap=True)
     console.print(Text(report.summary, style="bold"), soft_wrap=True, highlight=False)
 
 
-def _clip(text: str, limit: int = _MAX_TEXT) -> str:
+def _fold(text: str, limit: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clip(text: str, limit: int = _MAX_TEXT) -> str:
+    return printable(_fold(text, limit))
 
 
 def case_lines(report: Report) -> list[str]:
@@ -104,23 +111,23 @@ def case_lines(report: Report) -> list[str]:
     reasons and the observed trajectory; then the summary line."""
     lines: list[str] = []
     for case in report.cases:
-        lines.append(f"{case.verdict.upper()} {case.id} - {headline(case)}")
+        lines.append(f"{case.verdict.upper()} {printable(case.id)} - {headline(case)}")
         if (stats := case.stats) is not None:
-            lines.append(f"  {stats.line()}")
-            lines += [f"  informational: {c.describe()}" for c in stats.checks if c.informational]
+            lines.append(f"  {printable(stats.line())}")
+            lines += [f"  informational: {printable(c.describe())}" for c in stats.checks if c.informational]
         else:  # one run: the informational checks that did not pass (they failed nothing)
             lines += [
-                f"  informational: {c.name or 'check'} [{c.outcome}]: {_clip(c.reason)}"
+                f"  informational: {_clip(c.name or 'check')} [{c.outcome}]: {_clip(c.reason)}"
                 for run in case.runs for c in run.checks if c.informational and c.outcome != "passed"
             ]  # fmt: skip
         failed = [(run, turn) for run in case.runs for turn in run.turns if not turn.passed]
         for run, turn in failed[:_MAX_FAILED_TURNS]:
-            lines.append(f"  run {run.index + 1}, turn {turn.index + 1}: {_clip(turn.user, 80)!r}")
+            lines.append(f"  run {run.index + 1}, turn {turn.index + 1}: {_fold(turn.user, 80)!r}")
             if turn.error:
                 lines.append(f"    error: {_clip(turn.error)}")
             for check in turn.checks:
                 if check.outcome != "passed":
-                    lines.append(f"    {check.name or 'check'} [{check.outcome}]: {_clip(check.reason)}")
+                    lines.append(f"    {_clip(check.name or 'check')} [{check.outcome}]: {_clip(check.reason)}")
             lines.append(f"    trajectory ({turn.source}): {_clip(', '.join(turn.tool_calls) or 'no tool calls')}")
         if len(failed) > _MAX_FAILED_TURNS:
             lines.append(f"  ... and {len(failed) - _MAX_FAILED_TURNS} more failed turn(s)")
