@@ -227,3 +227,37 @@ def test_a_line_break_in_a_span_name_stays_on_the_spans_line(tmp_path: Path) -> 
     outline = tree.render(attributes=lambda node: "\n  tail")
     assert "fake\\n  line\\r\\x1b[2K (" in outline and "\\n  tail" in outline
     assert len(outline.splitlines()) == len(list(tree))
+
+
+# --- Headings keep the file and trace id at any width (a rule clipped them at 80 columns off a terminal) ------------
+
+
+def test_failing_trace_headings_and_show_headings_name_the_trace_at_80_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")  # what a CI log gets
+    trace = FIXTURES / "frameworks" / "openai--otel-genai--content-off.traces.json"
+    spec = tmp_path / "zero.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 0\n")
+    assert main(["grade", str(trace), "--spec", str(spec)]) == 1
+    out = capsys.readouterr().out
+    failing = [line for line in out.splitlines() if line.startswith("── FAIL ")]
+    ids = {line.split(": ")[1].split()[0] for line in failing}
+    assert len(failing) == 3 and len(ids) == 3 and all(f"FAIL {trace}: " in line for line in failing), failing
+    assert "…" not in out  # nothing cut: the reasons wrap
+    assert main(["show", str(trace)]) == 0
+    headings = [line for line in capsys.readouterr().out.splitlines() if line.startswith("── ")]
+    assert len(headings) == 4 and all(line.startswith(f"── {trace}: ") and line.endswith("'chat gpt-4o'") for line in headings)
+
+
+def test_a_long_reason_wraps_without_losing_the_setting_it_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    trace = FIXTURES / "frameworks" / "openai-agents--openinference--content-off.traces.json"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - ArgumentCorrectness: {tool_name: get_weather, expected_arguments: {city: Paris}}\n")
+    assert main(["grade", str(trace), "--spec", str(spec)]) == 1
+    out = capsys.readouterr().out
+    cells = "".join(line.split("│")[4].strip() for line in out.splitlines() if line.count("│") == 5)
+    assert "OPENINFERENCE_HIDE_INPUTS=false" in cells and "…" not in out

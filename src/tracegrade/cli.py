@@ -16,7 +16,14 @@ from rich.text import Text
 from ._text import printable
 from .reporting import CaseRecord, Report, write
 from .reporting.redact import Redactor, scrub_case
-from .reporting.terminal import OUTCOME_STYLE, print_case, print_summary, results_table, trajectory_lines
+from .reporting.terminal import (
+    OUTCOME_STYLE,
+    print_case,
+    print_heading,
+    print_summary,
+    results_table,
+    trajectory_lines,
+)
 from .trajectory import Trajectory
 from .tree import SpanNode, SpanTree
 
@@ -33,7 +40,7 @@ def _demo(console: Console) -> int:
         record = CaseRecord.from_results(case.name, results, reply=reply)
         report.cases.append(record)
         verdict = ("PASS", "green") if record.passed else ("FAIL", "red")
-        console.rule(Text.assemble(verdict, " ", (case.name, "bold"), f": {case.prompt!r}"))
+        print_heading(console, Text.assemble(verdict, " ", (case.name, "bold"), f": {case.prompt!r}"))
         console.print("trajectory (from spans):")
         for line in trajectory_lines(_cap.trajectory):
             console.print(line, highlight=False)
@@ -196,7 +203,7 @@ def _show(args: argparse.Namespace, console: Console) -> int:
     shown = 0
     for label, tree, traj in _traces(args.paths, args.dialect):
         shown += 1
-        console.rule(Text(printable(label)))
+        print_heading(console, Text(printable(label)))
         labels = _explanations(tree, args.dialect) if args.explain else _tool_labels(traj)
         labels = _turn_labels(tree, labels) if recording_id(tree) is not None else labels
         console.print(Text(tree.render(attributes=labels)))

@@ -16,7 +16,15 @@ from ..trajectory import Trajectory
 from .model import CaseRecord, CheckRecord, Report, headline
 from .redact import Redactor
 
-__all__ = ["OUTCOME_STYLE", "case_lines", "print_case", "print_summary", "results_table", "trajectory_lines"]
+__all__ = [
+    "OUTCOME_STYLE",
+    "case_lines",
+    "print_case",
+    "print_heading",
+    "print_summary",
+    "results_table",
+    "trajectory_lines",
+]
 
 OUTCOME_STYLE = {"passed": "green", "failed": "red", "not_evaluated": "yellow", "error": "magenta"}
 _VERDICT_STYLE = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"), "no checks": ("NO CHECKS", "yellow")}
@@ -27,10 +35,10 @@ _MAX_FAILED_TURNS = 10
 def results_table(results: Sequence[CheckRecord | EvalResult], title: str = "") -> Table:
     """evaluator | outcome | score | reason, one row per check."""
     table = Table(title=Text(title) if title else None, title_justify="left", show_lines=False)
-    table.add_column("evaluator", no_wrap=True)
+    table.add_column("evaluator", overflow="fold")  # long words wrap: nothing is cut at any width
     table.add_column("outcome", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("reason")
+    table.add_column("reason", overflow="fold")
     for r in results:
         check = r if isinstance(r, CheckRecord) else CheckRecord.from_result(r)
         score = "" if check.score is None else f"{check.score:.3f}"
@@ -62,6 +70,12 @@ def trajectory_lines(traj: Trajectory, redactor: Redactor | None = None) -> list
     return lines
 
 
+def print_heading(console: Console, title: Text) -> None:
+    """`── title` on a line of its own, never clipped to the console's width (a rule would cut it at 80
+    columns when the output is not a terminal)."""
+    console.print(Text.assemble(("── ", "dim"), title), soft_wrap=True, highlight=False)
+
+
 def print_case(
     console: Console,
     case: CaseRecord,
@@ -70,13 +84,14 @@ def print_case(
     verbose: bool = False,
     redactor: Redactor | None = None,
 ) -> None:
-    """A passing case as one line (unless `verbose`); otherwise a rule, its trajectory and its checks."""
+    """A passing case as one line (unless `verbose`); otherwise a heading naming it, its trajectory and
+    its checks."""
     word, style = _VERDICT_STYLE[case.verdict]
     checks = [c for run in case.runs for c in run.checks]
     if case.verdict == "passed" and not verbose:
         console.print(Text.assemble((word, style), f" {printable(case.id)} ({len(checks)} checks)"), soft_wrap=True)
         return
-    console.rule(Text(f"{word} {printable(case.id)}"))
+    print_heading(console, Text.assemble((word, style), f" {printable(case.id)}"))
     if traj is not None:
         for line in trajectory_lines(traj, redactor):
             console.print(line, highlight=False)
