@@ -93,7 +93,7 @@ def test_markdown_report_has_every_run_and_turn(project: pytest.Pytester) -> Non
         "### `test_evals.py::test_books`",
         "#### Run 1: passed",
         "##### Turn 1: passed",
-        "- Reply: Booked \\| ref BK-1",
+        "- Reply: `Booked | ref BK-1`",
         "- Tool calls (spans): `search(q='table')`, `book(time='10am')`",
         "| Evaluator | Outcome | Score | Reason |",
         "#### Run 2: passed",
@@ -175,7 +175,7 @@ def test_markdown_escapes_table_cells(tmp_path: Path) -> None:
         "runs": [{"index": 0, "passed": False, "attempts": 2, "error": "boom | bang", "turns": []}],
     }  # fmt: skip
     text = write_markdown(Report([CaseRecord.from_dict(record)]))
-    assert "### Run 1: failed, 2 attempts" in text and "Error: boom \\| bang" in text
+    assert "### Run 1: failed, 2 attempts" in text and "Error: `boom | bang`" in text
 
 
 FOUR_OUTCOMES = src(

@@ -170,7 +170,7 @@ def test_markdown_keeps_the_report_heading_and_makes_recorded_text_inert() -> No
     text = write_markdown(report)
     assert text.startswith(f"# LLM Eval Report — {report.created}\n")
     assert_in_order(text, report.summary + ".", "| `t.py::fail` | FAILED | 0.00 | 0/1 | 1.00 | 1 | 1 | 1 | 1 |",
-                    "- Tool calls (spans): ``f(x='`a\\|b`')``", "| B | failed |  | no &lt;b&gt; |")  # fmt: skip
+                    "- Tool calls (spans): ``f(x='`a|b`')``", "| B | failed |  | `no <b>` |")  # fmt: skip
 
 
 def test_json_round_trips_to_the_same_report() -> None:
@@ -337,7 +337,48 @@ def test_a_check_that_ran_decides_beside_skipped_ones_and_a_run_error_is_never_n
 def test_pytests_summary_lines_and_the_markdown_write_control_characters_as_escapes() -> None:
     check = EvalResult(False, "called 'x\x1b[2J'\x07", name="Check\x1b[31m")
     case = CaseRecord.from_results("t::x\u202e", [check], tool_calls=["x\x1b[2J()"], user="hi\x1b[31m")
-    for text in ("\n".join(case_lines(Report([case]))), write_markdown(Report([case]))):
+    lines, markdown = "\n".join(case_lines(Report([case]))), write_markdown(Report([case]))
+    for text in (lines, markdown):
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
-        assert "called 'x\\x1b[2J'\\x07" in text and "Check\\x1b[31m" in text and "t::x\\u202e" in text
-    assert "  run 1, turn 1: 'hi\\x1b[31m'" in case_lines(Report([case]))
+        assert "called 'x\\x1b[2J'\\x07" in text and "t::x\\u202e" in text
+    assert "  run 1, turn 1: 'hi\\x1b[31m'" in lines and "Check\\x1b[31m [failed]" in lines
+    assert "| Check\\\\x1b\\[31m | failed |" in markdown  # the report's own words: markdown-escaped
+
+
+# --- The markdown report renders no markdown from recorded text (images, links, emphasis, HTML) ---------------------
+
+MD_ATTACK = (
+    "![tracker](https://evil.example/pixel.png) [click me](https://evil.example/phish) **BOLD** _it_ ~~gone~~ "
+    "<img src=x> `tick`` a\\|b | $x$ # heading"
+)
+
+
+def test_markdown_from_a_tool_argument_stays_text_in_every_cell_of_the_markdown_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from markdown_it import MarkdownIt
+
+    doc = json.loads((Path(__file__).resolve().parent.parent / "fixtures/dialects/genai.json").read_text())
+    for rs in doc["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                for a in span.get("attributes", []):
+                    if a["key"] == "gen_ai.tool.call.arguments" and '"id"' in a["value"]["stringValue"]:
+                        a["value"]["stringValue"] = json.dumps({"id": 1234, "note": MD_ATTACK})
+    (tmp_path / "md.json").write_text(json.dumps(doc))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - ArgumentCorrectness: {tool_name: get_order, expected_arguments: {id: 1}}\n")
+    code, out = _cli(capsys, "grade", str(tmp_path / "md.json"), "--spec", str(spec), "--format", "markdown")
+    assert code == 1
+    page = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(out)
+    for element in ("<img", "<a ", "<em>", "<del>"):
+        assert element not in page, element
+    assert page.count("<h1>") == 1  # the report's title
+    assert [line for line in page.splitlines() if "<strong>" in line] == [
+        "<p><strong>FAILED</strong>: score 0.00 (0/1 runs passed, threshold 1.00); "
+        "checks: 0 passed, 1 failed, 0 not evaluated, 0 errors.</p>"
+    ]  # only the report's own emphasis
+    shown = repr(MD_ATTACK).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    row = page[page.index("<td>ArgumentCorrectness</td>") :].split("</tr>")[0]
+    assert row.count("<td>") == 4 and f"'note': {shown}" in row  # one cell: the pipes did not split it
+    assert "get_order(id=1234, note=" in page and "<code>" in page.split("Tool calls (spans)")[1].split("\n")[0]

@@ -1,11 +1,17 @@
 """The markdown report, in pytest-agent-eval's outline: `# LLM Eval Report — <date>` and the summary
 line, `## Summary` (a table of cases), any extra sections (the plugin's `## Groups`), then `## Details`
-(`### <case>`, `#### Run N`, `##### Turn N`). Recorded text is made inert: table pipes escaped, HTML
-escaped, newlines folded, control characters written as escapes (`\x1b`)."""
+(`### <case>`, `#### Run N`, `##### Turn N`).
+
+Recorded text (case ids, trace labels, tool calls, reasons, replies, errors) is made inert: each piece
+is an inline code span, in which markdown, HTML, autolinks and mentions are not interpreted, with
+newlines folded, control characters written as escapes (`\\x1b`) and table pipes escaped. The
+report's own words (evaluator names, tags) have markdown's inline syntax backslash-escaped and HTML
+escaped."""
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 from .._text import printable
@@ -15,18 +21,30 @@ __all__ = ["write_markdown"]
 
 _MAX_CELL = 500
 _VERDICT = {"passed": "PASSED", "failed": "FAILED", "no checks": "NO CHECKS"}
+_INLINE_SYNTAX = re.compile(r"[\\`*_\[\]!~|$]")
+"""What starts inline markdown (code, emphasis, links and images, strikethrough, math) or ends a table cell."""
 
 
-def _cell(text: object, limit: int = _MAX_CELL) -> str:
+def _folded(text: object, limit: int = _MAX_CELL) -> str:
     text = " ".join(str(text).split())
     if len(text) > limit:
         text = text[: limit - 3] + "..."
-    return html.escape(printable(text), quote=False).replace("|", "\\|")
+    return printable(text)
 
 
-def _code(text: object) -> str:
-    """An inline code span that holds any text (a longer backtick fence than the text contains)."""
-    text = printable(" ".join(str(text).split())[:_MAX_CELL]).replace("|", "\\|")
+def _cell(text: object) -> str:
+    """The report's own words in a line or a table cell: inline syntax backslash-escaped, HTML escaped."""
+    return html.escape(_INLINE_SYNTAX.sub(lambda m: "\\" + m.group(), _folded(text)), quote=False)
+
+
+def _code(text: object, *, table: bool = True) -> str:
+    """Recorded text as an inline code span that holds any text (a longer backtick fence than the text
+    contains); in a table cell (`table`) its pipes are escaped, as GFM tables need even in code."""
+    text = _folded(text)
+    if not text:
+        return ""
+    if table:
+        text = text.replace("|", "\\|")
     fence = "`"
     while fence in text:
         fence += "`"
@@ -43,7 +61,7 @@ def _count_cells(case: CaseRecord) -> list[str]:
 
 
 def _details(case: CaseRecord) -> list[str]:
-    out = ["", f"### {_code(case.id)}", "", f"**{_VERDICT[case.verdict]}**: {headline(case)}."]
+    out = ["", f"### {_code(case.id, table=False)}", "", f"**{_VERDICT[case.verdict]}**: {headline(case)}."]
     if case.tags:
         out.append(f"Tags: {', '.join(_cell(t) for t in case.tags)}.")
     if (stats := case.stats) is not None:
@@ -59,26 +77,27 @@ def _details(case: CaseRecord) -> list[str]:
         from .trace import step_text
 
         steps = [step_text(e) for e in case.expected]
-        out.append("Expected trajectory: " + (", ".join(_code(s) for s in steps) or "none") + ".")
+        out.append("Expected trajectory: " + (", ".join(_code(s, table=False) for s in steps) or "none") + ".")
     for run in case.runs:
         extra = f", {run.attempts} attempts" if run.attempts > 1 else ""
-        label = f" ({_cell(run.label)})" if run.label else ""
+        label = f" ({_code(run.label, table=False)})" if run.label else ""
         out += ["", f"#### Run {run.index + 1}: {run.verdict}{extra}{label}"]
         if run.error:
-            out += ["", f"Error: {_cell(run.error)}"]
+            out += ["", f"Error: {_code(run.error, table=False)}"]
         for turn in run.turns:
             out += ["", f"##### Turn {turn.index + 1}: {turn.verdict}", ""]
             if turn.user:
-                out.append(f"- User: {_cell(turn.user)}")
+                out.append(f"- User: {_code(turn.user, table=False)}")
             if turn.reply:
-                out.append(f"- Reply: {_cell(turn.reply)}")
+                out.append(f"- Reply: {_code(turn.reply, table=False)}")
             if turn.error:
-                out.append(f"- Error: {_cell(turn.error)}")
-            out.append(f"- Tool calls ({turn.source}): " + (", ".join(_code(c) for c in turn.tool_calls) or "none"))
+                out.append(f"- Error: {_code(turn.error, table=False)}")
+            calls = ", ".join(_code(c, table=False) for c in turn.tool_calls)
+            out.append(f"- Tool calls ({turn.source}): {calls or 'none'}")
             if turn.checks:
                 out += ["", "| Evaluator | Outcome | Score | Reason |", "|---|---|---|---|"]
                 out += [
-                    f"| {_cell(c.name)}{' (informational)' if c.informational else ''} | {c.outcome} | {'' if c.score is None else format(c.score, '.2f')} | {_cell(c.reason)} |"
+                    f"| {_cell(c.name)}{' (informational)' if c.informational else ''} | {c.outcome} | {'' if c.score is None else format(c.score, '.2f')} | {_code(c.reason)} |"
                     for c in turn.checks
                 ]
     return out

@@ -1,6 +1,6 @@
 """Terminal output: Rich tables and lines for the CLI, plain lines for pytest's terminal summary.
 Recorded text (names, arguments, reasons, replies) is always a `rich.text.Text`, never markup, and its
-control characters are printed as escapes (`\x1b`; `_text.printable`), never sent to the terminal."""
+control characters are printed as escapes (`\\x1b`; `_text.printable`), never sent to the terminal."""
 
 from __future__ import annotations
 
