@@ -79,12 +79,12 @@ def test_the_report_renders_cases_checks_diff_markers_and_timeline_bars(
     ]  # fmt: skip
     assert _count(browser, "tr.check-row") == 4
     marks = browser.evaluate("[...document.querySelectorAll('#case-0 tr.diff-row')].map(r => r.dataset.mark)")
-    assert marks[0] == "match" and "args" in marks and marks[-1] == "match" and "extra" in marks
+    assert marks == ["match", "ignored", "args", "extra", "extra", "match"]  # TrajectoryMatch leaves out the failed fetch
     assert browser.evaluate("[...document.querySelectorAll('#case-1 tr.diff-row')].map(r => r.dataset.mark)") == [
         "moved", "match", "missing", "moved"
     ]  # fmt: skip
     detail = browser.evaluate("document.querySelector('#case-0 tr.diff-args td:last-child').textContent")
-    assert "expected 9, got 1" in detail
+    assert "expected 9, got 2" in detail
     # the waterfall: one agent bar per trace, a bar per model request and tool call
     assert _count(browser, "#case-0 .bar.kind-agent") == 1 and _count(browser, "#case-0 .bar.kind-tool") == 6
     assert _count(browser, "#case-0 .bar.kind-model") == 5 and _count(browser, "#case-1 .bar.kind-tool") == 2
@@ -337,3 +337,91 @@ def test_repeated_runs_show_pass_at_k_rates_and_flaky_checks(browser: Browser, t
         ["Budget", "0/3", "0.00", "0.00–0.56", "0", "informational"],
     ]
     assert browser.evaluate("document.querySelector('#case-0 summary .badge.flaky').textContent") == "flaky: Tools"
+
+
+# --- The expected-vs-observed diff agrees with TrajectoryMatch's verdict (failed attempts, optional steps) ----------
+
+GENAI = Path(__file__).resolve().parent.parent / "fixtures" / "dialects" / "genai.json"
+"""search(q='order 1234') fails, search(q='order #1234') succeeds, then get_order(id=1234)."""
+
+
+def _diff_rows(page: str) -> tuple[str, list[dict[str, object]]]:
+    import json
+    import re
+
+    found = re.search(r'id="report-data">(.*?)</script>', page, re.S)
+    assert found is not None
+    [case] = json.loads(found.group(1))["cases"]
+    [run] = case["runs"]
+    return case["verdict"], run["diff"]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "[search, {tool: audit, optional: true}, get_order], order: strict",
+        "[search, {tool: audit, optional: true}, get_order], order: strict, include_failed: true",
+        "[search, search, get_order], order: strict, include_failed: true",
+        "[search, search, get_order], order: strict",
+        "[search, {tool: search, optional: true}, get_order], order: strict, include_failed: true",
+        "[{tool: search, args: {q: 'order #1234'}}, get_order], order: in_order",
+        "[{tool: search, args: {q: 'order 1234'}}, get_order], order: in_order",
+        "[get_order, search], order: strict",
+        "[{tool: get_order, optional: true}, search, get_order], order: exact",
+    ],
+)
+def test_the_diff_shows_a_miss_or_an_extra_call_exactly_when_the_trajectory_check_fails(
+    spec: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "spec.yaml").write_text(f"evaluators:\n  - TrajectoryMatch: {{expected_trajectory: {spec}}}\n")
+    main(["grade", str(GENAI), "--spec", str(tmp_path / "spec.yaml"), "--format", "html", "-o", str(tmp_path / "r.html")])
+    verdict, rows = _diff_rows((tmp_path / "r.html").read_text())
+    faults = [r for r in rows if r["mark"] not in ("match", "optional", "ignored")]
+    assert (verdict == "passed") == (not faults), (verdict, rows)
+    capsys.readouterr()
+
+
+def test_failed_attempts_align_only_when_the_check_counts_them_and_absent_optional_steps_are_not_missing() -> None:
+    calls = [
+        {"name": "search", "args": {"q": "1"}, "state": "failed"},
+        {"name": "search", "args": {"q": "2"}, "state": "executed"},
+        {"name": "notify", "args": {}, "state": "deferred"},
+        {"name": "get_order", "args": {"id": 1}, "state": "executed"},
+        {"name": "log", "args": {}, "state": "failed"},
+    ]
+    steps = [{"tool": "search"}, {"tool": "audit", "optional": True}, {"tool": "get_order"}]
+    rows = trajectory_diff(steps, calls)
+    assert [(r["mark"], r["observed"], r.get("failed", False)) for r in rows] == [
+        ("ignored", "search(q='1')", True), ("match", "search(q='2')", False), ("ignored", "notify()", False),
+        ("optional", None, False), ("match", "get_order(id=1)", False), ("ignored", "log()", True),
+    ]  # fmt: skip
+    assert rows[0]["detail"] == "not counted: the check leaves failed attempts out (include_failed)"
+    assert rows[2]["detail"] == "not counted: deferred" and rows[3]["expected"] == "audit?"
+    counted = trajectory_diff([{**s, "include_failed": True} for s in steps], calls)
+    assert [(r["mark"], r["observed"], r.get("failed", False)) for r in counted] == [
+        ("match", "search(q='1')", True), ("optional", None, False), ("extra", "search(q='2')", False),
+        ("ignored", "notify()", False), ("match", "get_order(id=1)", False), ("extra", "log()", True),
+    ]  # fmt: skip
+    # a step with arguments takes the call whose arguments agree; a required step wins over an optional one
+    rows = trajectory_diff([{"tool": "search", "optional": True}, {"tool": "search", "args": {"q": "2"}}], calls[:2])
+    assert [r["mark"] for r in rows] == ["ignored", "optional", "match"]
+    rows = trajectory_diff([{"tool": "search", "args": {"q": "2"}}], [{**calls[1], "args": {"q": "1"}}, calls[1]])
+    assert [r["mark"] for r in rows] == ["extra", "match"]
+
+
+@needs_chromium
+def test_the_page_marks_optional_steps_and_calls_the_check_leaves_out(browser: Browser, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - TrajectoryMatch: {expected_trajectory: [search, {tool: audit, optional: true}, "
+                    "get_order], order: strict}\n")  # fmt: skip
+    assert main(["grade", str(GENAI), "--spec", str(spec), "--format", "html", "-o", str(tmp_path / "r.html")]) == 0
+    browser.open((tmp_path / "r.html").as_uri())
+    browser.evaluate("document.querySelector('#case-0').open = true")
+    rows = browser.evaluate(
+        "[...document.querySelectorAll('#case-0 tr.diff-row')].map(r => [r.dataset.mark, r.cells[0].textContent, "
+        "r.cells[3].textContent])"
+    )
+    assert rows == [
+        ["ignored", "\u00b7", "not counted: the check leaves failed attempts out (include_failed) (call failed)"],
+        ["match", "=", ""], ["optional", "\u25cb", "optional, not called"], ["match", "=", ""],
+    ]  # fmt: skip

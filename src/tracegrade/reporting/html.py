@@ -101,7 +101,7 @@ details.verdict-passed{border-left:4px solid var(--ok)}details.verdict-no-checks
 .filters button{margin-right:.3rem}
 table.diff td.mark{font-weight:700;text-align:center;width:1.5rem}
 tr.diff-match td.mark{color:var(--ok)}tr.diff-missing{background:#ffebe9}tr.diff-extra{background:#fff8c5}
-tr.diff-moved{background:#ddf4ff}tr.diff-args{background:#fbefff}
+tr.diff-moved{background:#ddf4ff}tr.diff-args{background:#fbefff}tr.diff-optional,tr.diff-ignored{color:var(--mut)}
 .conversation .msg{max-width:52rem;margin:.3rem 0;padding:.3rem .6rem;border-radius:6px;background:var(--bg2)}
 .conversation .user{border-left:3px solid #0969da}.conversation .assistant{border-left:3px solid var(--ok)}
 .waterfall{border:1px solid var(--line);border-radius:6px;font-size:.82rem}
@@ -127,7 +127,7 @@ const app = document.getElementById("app");
 function el(tag, cls, text){const e=document.createElement(tag); if(cls) e.className=cls; if(text!==undefined&&text!==null) e.textContent=String(text); return e;}
 function add(parent, ...kids){for(const k of kids) if(k) parent.appendChild(k); return parent;}
 const VERDICT = {"passed":"PASSED","failed":"FAILED","no checks":"NO CHECKS"};
-const MARK = {"match":"=","missing":"\u2212","extra":"+","moved":"\u21c5","args":"\u2260"};
+const MARK = {"match":"=","missing":"\u2212","extra":"+","moved":"\u21c5","args":"\u2260","optional":"\u25cb","ignored":"\u00b7"};
 function vcls(v){return v==="no checks"?"no-checks":v;}
 function fmtDur(us){if(us===null||us===undefined) return "open"; if(us<1000) return us+" \u00b5s"; if(us<1e6) return (us/1000).toFixed(1)+" ms"; return (us/1e6).toFixed(2)+" s";}
 function table(headers, rows, cls){const t=el("table",cls); const h=el("tr"); for(const x of headers) add(h, el("th",null,x)); add(t,h); for(const r of rows) add(t,r); return t;}

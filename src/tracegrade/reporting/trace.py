@@ -9,7 +9,6 @@ tokens, and attributes as text (clipped, redacted). `calls` are the tool calls w
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -124,7 +123,8 @@ def _mark_parallel(spans: list[dict[str, Any]]) -> None:
 
 def expected_steps(evaluators: Sequence[Any]) -> list[dict[str, Any]] | None:
     """The expected trajectory of the first evaluator that declares one (`expected_trajectory`;
-    an `informational(...)` one's too)."""
+    an `informational(...)` one's too), as `{"tool", "args", "optional"}` steps; each step also has
+    `"include_failed": True` when the evaluator counts failed attempts (`trajectory_diff` aligns them then)."""
     for ev in evaluators:
         ev = getattr(ev, "evaluator", ev) if getattr(ev, "informational", False) is True else ev
         steps = getattr(ev, "expected_trajectory", None)
@@ -135,29 +135,107 @@ def expected_steps(evaluators: Sequence[Any]) -> list[dict[str, Any]] | None:
                     out.append({"tool": s, "args": None, "optional": False})
                 elif isinstance(s, Mapping) and isinstance(s.get("tool"), str):
                     out.append({"tool": s["tool"], "args": s.get("args"), "optional": bool(s.get("optional", False))})
+            if getattr(ev, "include_failed", False) is True:
+                for step in out:
+                    step["include_failed"] = True
             return out
     return None
 
 
+_COUNTED = frozenset({"executed", "requested"})
+"""Call states a trajectory check counts (`Trajectory.calls()`); failed attempts only with `include_failed`."""
+
+
 def trajectory_diff(expected: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Expected steps aligned with the observed calls (successful or not), row by row:
-    `match`, `args` (same tool, arguments differ: `detail` says how), `missing` (expected, not
-    called), `extra` (called, not expected) and `moved` (called, but out of order: a step missing
-    at one place and extra at another)."""
-    names_e = [str(s["tool"]) for s in expected]
-    names_o = [str(c["name"]) for c in calls]
-    rows: list[dict[str, Any]] = []
-    matcher = difflib.SequenceMatcher(None, names_e, names_o, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                rows.append(_pair(expected[i], calls[j]))
-            continue
-        rows += [{"mark": "missing", "expected": step_text(expected[i]), "observed": None} for i in range(i1, i2)]
-        rows += [{"mark": "extra", "expected": None, "observed": describe_call(calls[j]["name"], _args(calls[j]))}
-                 for j in range(j1, j2)]  # fmt: skip
-    _mark_moved(rows)
-    return rows
+    """Expected steps aligned with the observed calls as the check counts them, row by row, in call order:
+    `match`, `args` (same tool, arguments differ: `detail` says how), `missing` (a required step not
+    called), `optional` (an optional step not called: not a miss), `extra` (called, not expected),
+    `moved` (called, but out of order: a step missing at one place and extra at another) and `ignored`
+    (a call the check does not count: a failed attempt unless the steps say `include_failed`, a deferred
+    call). Rows of failed calls have `failed`. The alignment is a longest common subsequence by tool name
+    that prefers required steps and calls whose arguments agree."""
+    with_failed = any(s.get("include_failed") for s in expected)
+    counted = [j for j, c in enumerate(calls) if c.get("state", "executed") in _COUNTED
+               or (with_failed and c.get("state") == "failed")]  # fmt: skip
+    pairs = _align(expected, [calls[j] for j in counted])
+    rows: list[tuple[int, dict[str, Any]]] = []  # (where in the observed calls, row)
+    i = k = 0
+    for pi, pk in [*pairs, (len(expected), len(counted))]:
+        at = counted[k] if k < len(counted) else len(calls)  # steps left out sit before the group's first call
+        for step in expected[i:pi]:
+            if step.get("optional"):
+                rows.append((at, {"mark": "optional", "expected": step_text(step), "observed": None,
+                                  "detail": "optional, not called"}))  # fmt: skip
+            else:
+                rows.append((at, {"mark": "missing", "expected": step_text(step), "observed": None}))
+        for j in counted[k:pk]:
+            rows.append((j, _call_row("extra", calls[j])))
+        if pi < len(expected):
+            rows.append((counted[pk], _pair(expected[pi], calls[counted[pk]])))
+        i, k = pi + 1, pk + 1
+    out: list[dict[str, Any]] = []
+    left_out = iter(sorted(set(range(len(calls))) - set(counted)))
+    nxt = next(left_out, None)
+    for j, row in rows:
+        while nxt is not None and nxt < j:
+            out.append(_ignored(calls[nxt]))
+            nxt = next(left_out, None)
+        out.append(row)
+    while nxt is not None:
+        out.append(_ignored(calls[nxt]))
+        nxt = next(left_out, None)
+    _mark_moved(out)
+    return out
+
+
+def _align(expected: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    """(step, call) index pairs of a longest common subsequence by tool name; among the longest, the one
+    matching the most required steps, then the most calls whose arguments agree with their step's."""
+    n, m = len(expected), len(calls)
+    zero = (0, 0, 0)
+    best = [[zero] * (m + 1) for _ in range(n + 1)]
+
+    def gain(i: int, j: int) -> tuple[int, int, int] | None:
+        step, call = expected[i], calls[j]
+        if str(step["tool"]) != str(call["name"]):
+            return None
+        return (1, 0 if step.get("optional") else 1, 0 if _pair(step, call)["mark"] == "args" else 1)
+
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            here = max(best[i + 1][j], best[i][j + 1])
+            if (g := gain(i, j)) is not None:
+                diag = best[i + 1][j + 1]
+                here = max(here, (diag[0] + g[0], diag[1] + g[1], diag[2] + g[2]))
+            best[i][j] = here
+    pairs = []
+    i = j = 0
+    while i < n and j < m:
+        g = gain(i, j)
+        diag = best[i + 1][j + 1]
+        if g is not None and best[i][j] == (diag[0] + g[0], diag[1] + g[1], diag[2] + g[2]):
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i][j] == best[i][j + 1]:  # ties: a call left over before a step left out
+            j += 1
+        else:
+            i += 1
+    return pairs
+
+
+def _call_row(mark: str, call: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"mark": mark, "expected": None, "observed": describe_call(call["name"], _args(call))}
+    if call.get("state") == "failed":
+        row["failed"] = True
+    return row
+
+
+def _ignored(call: Mapping[str, Any]) -> dict[str, Any]:
+    row = _call_row("ignored", call)
+    state = call.get("state")
+    row["detail"] = ("not counted: the check leaves failed attempts out (include_failed)" if state == "failed"
+                     else f"not counted: {str(state).replace('_', ' ')}")  # fmt: skip
+    return row
 
 
 def _args(call: Mapping[str, Any]) -> Any:
@@ -191,7 +269,7 @@ def _pair(step: Mapping[str, Any], call: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _mark_moved(rows: list[dict[str, Any]]) -> None:
-    """A tool both missing and extra (by name) was called out of order: mark the pair `moved`."""
+    """A tool both missing (a required step) and extra (by name) was called out of order: mark the pair `moved`."""
     extra: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         if r["mark"] == "extra":
