@@ -261,3 +261,28 @@ def test_a_long_reason_wraps_without_losing_the_setting_it_names(
     out = capsys.readouterr().out
     cells = "".join(line.split("│")[4].strip() for line in out.splitlines() if line.count("│") == 5)
     assert "OPENINFERENCE_HIDE_INPUTS=false" in cells and "…" not in out
+
+
+# --- --informational names an evaluator of the spec; a typo is an error, as in the spec -----------------------------
+
+
+def test_an_informational_name_no_evaluator_has_is_an_error_with_the_closest_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 1\n  - ToolCorrectness: {expected_tools: [search, get_order]}\n")
+    grade = ["grade", str(FIXTURES / "dialects" / "genai.json"), "--spec", str(spec)]
+    assert main([*grade, "--informational", "MaxToolCall"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"tracegrade grade: error: --informational 'MaxToolCall': no evaluator of {spec} has that name "
+                   "(did you mean 'MaxToolCalls'?)\n")  # fmt: skip
+    assert main([*grade, "--informational", "Budget"]) == 2
+    assert "its evaluators: MaxToolCalls, ToolCorrectness" in capsys.readouterr().err
+    assert main([*grade, "--format", "json"]) == 1  # 3 calls (one failed attempt), budget 1
+    capsys.readouterr()
+    assert main([*grade, "--informational", "MaxToolCalls", "--format", "json"]) == 0
+    [case] = json.loads(capsys.readouterr().out)["cases"]
+    checks = case["runs"][0]["turns"][0]["checks"]
+    assert [(c["name"], c["outcome"], c.get("informational", False)) for c in checks] == [
+        ("MaxToolCalls", "failed", True), ("ToolCorrectness", "passed", False)
+    ]  # fmt: skip

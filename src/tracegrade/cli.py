@@ -124,6 +124,21 @@ def _with_judge_model(evaluators: list[object]) -> list[object]:
     return [filled(ev) for ev in evaluators]
 
 
+def _marked_informational(evaluators: list[object], names: Sequence[str], spec: str) -> list[object]:
+    """The spec's evaluators with those named in `names` (`--informational`) marked `informational(...)`;
+    a name no evaluator of the spec has is an error naming the closest one."""
+    from ._hints import did_you_mean
+    from .evaluators.base import evaluator_name
+    from .grading import informational
+
+    known = [evaluator_name(ev) for ev in evaluators]
+    for name in names:
+        if name not in known:
+            hint = did_you_mean(name, dict.fromkeys(known), "its evaluators")
+            raise _BadInput(f"--informational {name!r}: no evaluator of {spec} has that name{hint}")
+    return [informational(ev) if evaluator_name(ev) in names else ev for ev in evaluators]
+
+
 def _grade(args: argparse.Namespace, console: Console) -> int:
     from .grading import grade, informational_names
     from .reporting.trace import expected_steps, trace_view
@@ -131,7 +146,7 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
 
     if args.output is not None and args.format == "table":
         raise _BadInput("-o writes a report file: choose --format json, junit, markdown or html")
-    evaluators = _with_judge_model(load_spec(args.spec))
+    evaluators = _with_judge_model(_marked_informational(load_spec(args.spec), args.informational, args.spec))
     redactor = Redactor(args.redact)
     expected = expected_steps(evaluators)
     report = Report()
@@ -142,7 +157,7 @@ def _grade(args: argparse.Namespace, console: Console) -> int:
         trace = trace_view(traj, redactor) if args.format == "html" else None
         case = CaseRecord.from_results(
             label, results, tool_calls=calls, not_evaluated=args.not_evaluated, trace=trace, expected=expected,
-            informational={*args.informational, *informational_names(evaluators, results)},
+            informational=informational_names(evaluators, results),
         )  # fmt: skip
         scrub_case(case, redactor)
         if args.format == "table":
@@ -276,7 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--threshold", type=_fraction, default=1.0,
                    help="with --case-attribute: the share of a case's runs that must pass (default 1)")  # fmt: skip
     g.add_argument("--informational", action="append", default=[], metavar="EVALUATOR",
-                   help="report this evaluator's results (and statistics) without letting them fail (repeatable)")  # fmt: skip
+                   help="report the results (and statistics) of the spec's evaluator of this name without letting "
+                   "them fail (repeatable; a name no evaluator has is an error)")  # fmt: skip
     g.add_argument("-v", "--verbose", action="store_true", help="table format: detail passing traces too")
     s = sub.add_parser("show", help="render each trace as a tree, with its extracted trajectory")
     s.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories (and their logs files)")
