@@ -382,3 +382,26 @@ def test_markdown_from_a_tool_argument_stays_text_in_every_cell_of_the_markdown_
     row = page[page.index("<td>ArgumentCorrectness</td>") :].split("</tr>")[0]
     assert row.count("<td>") == 4 and f"'note': {shown}" in row  # one cell: the pipes did not split it
     assert "get_order(id=1234, note=" in page and "<code>" in page.split("Tool calls (spans)")[1].split("\n")[0]
+
+
+# --- The grade table shows informational results (with their reasons) without -v ------------------------------------
+
+
+def test_the_table_shows_informational_results_that_did_not_pass_under_a_passing_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 1\n  - MaxModelRequests: 10\n")
+    genai = Path(__file__).resolve().parent.parent / "fixtures/dialects/genai.json"
+    grade = ["grade", str(genai), "--spec", str(spec), "--informational", "MaxToolCalls"]
+    code, out = _cli(capsys, *grade)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("PASS ") and lines[0].endswith(" (2 checks)")
+    assert lines[1] == "  informational: MaxToolCalls [failed]: 3 tool call(s), budget=1" and len(lines) == 3
+    code, out = _cli(capsys, *grade, "-v")
+    rows = [[cell.strip() for cell in line.split("│")[1:3]] for line in out.splitlines() if line.startswith("│")]
+    assert code == 0 and rows == [["MaxToolCalls (informational)", "failed"], ["MaxModelRequests", "passed"]]
+    spec.write_text("evaluators:\n  - MaxToolCalls: 5\n")  # an informational check that passed: one line
+    code, out = _cli(capsys, *grade)
+    assert code == 0 and len(out.splitlines()) == 2

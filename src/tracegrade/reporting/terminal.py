@@ -33,7 +33,7 @@ _MAX_FAILED_TURNS = 10
 
 
 def results_table(results: Sequence[CheckRecord | EvalResult], title: str = "") -> Table:
-    """evaluator | outcome | score | reason, one row per check."""
+    """evaluator | outcome | score | reason, one row per check (an informational one says so)."""
     table = Table(title=Text(title) if title else None, title_justify="left", show_lines=False)
     table.add_column("evaluator", overflow="fold")  # long words wrap: nothing is cut at any width
     table.add_column("outcome", no_wrap=True)
@@ -43,7 +43,8 @@ def results_table(results: Sequence[CheckRecord | EvalResult], title: str = "") 
         check = r if isinstance(r, CheckRecord) else CheckRecord.from_result(r)
         score = "" if check.score is None else f"{check.score:.3f}"
         table.add_row(
-            Text(printable(check.name)), Text(check.outcome, style=OUTCOME_STYLE[check.outcome]), score,
+            Text(printable(check.name) + (" (informational)" if check.informational else "")),
+            Text(check.outcome, style=OUTCOME_STYLE[check.outcome]), score,
             Text(printable(check.reason, lines=True)),
         )  # fmt: skip
     return table
@@ -84,12 +85,17 @@ def print_case(
     verbose: bool = False,
     redactor: Redactor | None = None,
 ) -> None:
-    """A passing case as one line (unless `verbose`); otherwise a heading naming it, its trajectory and
-    its checks."""
+    """A passing case as one line (unless `verbose`), followed by its informational checks that did not
+    pass (they fail nothing, but are reported); otherwise a heading naming it, its trajectory and its checks."""
     word, style = _VERDICT_STYLE[case.verdict]
     checks = [c for run in case.runs for c in run.checks]
     if case.verdict == "passed" and not verbose:
         console.print(Text.assemble((word, style), f" {printable(case.id)} ({len(checks)} checks)"), soft_wrap=True)
+        for c in checks:
+            if c.informational and c.outcome != "passed":
+                line = Text.assemble(f"  informational: {_clip(c.name or 'check')} [", (c.outcome, OUTCOME_STYLE[c.outcome]),
+                                     f"]: {_clip(c.reason)}")  # fmt: skip
+                console.print(line, soft_wrap=True)
         return
     print_heading(console, Text.assemble((word, style), f" {printable(case.id)}"))
     if traj is not None:
