@@ -286,3 +286,33 @@ def test_an_informational_name_no_evaluator_has_is_an_error_with_the_closest_nam
     assert [(c["name"], c["outcome"], c.get("informational", False)) for c in checks] == [
         ("MaxToolCalls", "failed", True), ("ToolCorrectness", "passed", False)
     ]  # fmt: skip
+
+
+# --- A long recorded value is clipped the same way everywhere it is printed, saying so ------------------------------
+
+
+def test_a_20000_character_argument_is_clipped_with_a_note_in_the_table_show_markdown_and_pytest_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracegrade._text import MAX_TEXT
+    from tracegrade.reporting import CaseRecord, Report
+    from tracegrade.reporting.terminal import case_lines
+    from tracegrade.results import EvalResult
+
+    monkeypatch.setenv("COLUMNS", "100")
+    long = "A" * 20_000
+    trace = write_otlp_json(run_captured([("note", {"text": long})]), tmp_path / "long.json")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 0\n")
+    grade = ["grade", str(trace), "--spec", str(spec)]
+    described = f"note(text={long!r})"  # the call as the table and the markdown describe it
+    for command, left in ((grade, len(described) - MAX_TEXT), ([*grade, "--format", "markdown"], len(described) - MAX_TEXT),
+                          (["show", str(trace)], len(json.dumps({"text": long}, separators=(",", ":"))) - MAX_TEXT)):  # fmt: skip
+        main(command)
+        out = capsys.readouterr().out
+        joined = "".join(line.rstrip() for line in out.splitlines())  # the table wraps long lines
+        assert len(out) < 3_000 and f"AAAA… (clipped: {left:,} more characters)" in joined, command
+    case = CaseRecord.from_results("t", [EvalResult(False, "saw " + long, name="C")], tool_calls=[f"note(text={long!r})"])
+    lines = case_lines(Report([case]))
+    assert all(len(line) < MAX_TEXT + 100 for line in lines)
+    assert lines[2] == f"    C [failed]: saw {'A' * (MAX_TEXT - 4)}… (clipped: {20_000 - MAX_TEXT + 4:,} more characters)"

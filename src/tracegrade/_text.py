@@ -1,11 +1,15 @@
 """Recorded text (span, tool and agent names, arguments, reasons, replies) made safe to print: its control
-characters written as escapes, so a terminal or a document shows them instead of acting on them."""
+characters written as escapes, so a terminal or a document shows them instead of acting on them, and a
+long value clipped to `MAX_TEXT` characters with a note saying how much was left out."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["printable"]
+__all__ = ["MAX_TEXT", "clip", "printable"]
+
+MAX_TEXT = 500
+"""Characters of one recorded value that the terminal output and the markdown report show."""
 
 _BIDI_AND_SEPARATORS = "\u2028\u2029\u202a-\u202e\u2066-\u2069"
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
@@ -25,3 +29,8 @@ def printable(text: str, *, lines: bool = False) -> str:
     Unicode line and paragraph separators. With `lines`, newlines and tabs are kept (multi-line text)."""
     pattern = _CONTROL_BUT_LINES if lines else _CONTROL
     return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """`text`, or its first `limit` characters followed by `… (clipped: N more characters)`."""
+    return text if len(text) <= limit else f"{text[:limit]}… (clipped: {len(text) - limit:,} more characters)"

@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from ._text import printable
+from ._text import clip, printable
 from .reporting import CaseRecord, Report, write
 from .reporting.redact import Redactor, scrub_case
 from .reporting.terminal import (
@@ -197,7 +197,7 @@ def _tool_labels(traj: Trajectory) -> Callable[[SpanNode], str]:
         call = calls.get(id(node))
         if call is None:
             return ""
-        args = json.dumps(call.args, separators=(",", ":"), default=repr) if call.args_recorded else "<not recorded>"
+        args = clip(json.dumps(call.args, separators=(",", ":"), default=repr)) if call.args_recorded else "<not recorded>"
         return f"  tool={call.label} args={args}"
 
     return label
@@ -218,7 +218,7 @@ def _show(args: argparse.Namespace, console: Console) -> int:
     shown = 0
     for label, tree, traj in _traces(args.paths, args.dialect):
         shown += 1
-        print_heading(console, Text(printable(label)))
+        print_heading(console, Text(printable(clip(label))))
         labels = _explanations(tree, args.dialect) if args.explain else _tool_labels(traj)
         labels = _turn_labels(tree, labels) if recording_id(tree) is not None else labels
         console.print(Text(tree.render(attributes=labels)))

@@ -4,7 +4,8 @@ line, `## Summary` (a table of cases), any extra sections (the plugin's `## Grou
 
 Recorded text (case ids, trace labels, tool calls, reasons, replies, errors) is made inert: each piece
 is an inline code span, in which markdown, HTML, autolinks and mentions are not interpreted, with
-newlines folded, control characters written as escapes (`\\x1b`) and table pipes escaped. The
+newlines folded, control characters written as escapes (`\\x1b`), a value longer than `_text.MAX_TEXT`
+characters clipped with a note saying so, and table pipes escaped. The
 report's own words (evaluator names, tags) have markdown's inline syntax backslash-escaped and HTML
 escaped."""
 
@@ -14,22 +15,18 @@ import html
 import re
 from collections.abc import Sequence
 
-from .._text import printable
+from .._text import clip, printable
 from .model import CaseRecord, Report, headline
 
 __all__ = ["write_markdown"]
 
-_MAX_CELL = 500
 _VERDICT = {"passed": "PASSED", "failed": "FAILED", "no checks": "NO CHECKS"}
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]!~|$]")
 """What starts inline markdown (code, emphasis, links and images, strikethrough, math) or ends a table cell."""
 
 
-def _folded(text: object, limit: int = _MAX_CELL) -> str:
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return printable(text)
+def _folded(text: object) -> str:
+    return printable(clip(" ".join(str(text).split())))
 
 
 def _cell(text: object) -> str:

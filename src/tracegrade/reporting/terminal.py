@@ -1,6 +1,7 @@
 """Terminal output: Rich tables and lines for the CLI, plain lines for pytest's terminal summary.
 Recorded text (names, arguments, reasons, replies) is always a `rich.text.Text`, never markup, and its
-control characters are printed as escapes (`\\x1b`; `_text.printable`), never sent to the terminal."""
+control characters are printed as escapes (`\\x1b`; `_text.printable`), never sent to the terminal; a value
+longer than `_text.MAX_TEXT` characters is clipped with a note saying so."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._text import printable
+from .._text import clip, printable
 from ..results import EvalResult
 from ..trajectory import Trajectory
 from .model import CaseRecord, CheckRecord, Report, headline
@@ -28,7 +29,6 @@ __all__ = [
 
 OUTCOME_STYLE = {"passed": "green", "failed": "red", "not_evaluated": "yellow", "error": "magenta"}
 _VERDICT_STYLE = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"), "no checks": ("NO CHECKS", "yellow")}
-_MAX_TEXT = 300
 _MAX_FAILED_TURNS = 10
 
 
@@ -43,9 +43,8 @@ def results_table(results: Sequence[CheckRecord | EvalResult], title: str = "") 
         check = r if isinstance(r, CheckRecord) else CheckRecord.from_result(r)
         score = "" if check.score is None else f"{check.score:.3f}"
         table.add_row(
-            Text(printable(check.name) + (" (informational)" if check.informational else "")),
-            Text(check.outcome, style=OUTCOME_STYLE[check.outcome]), score,
-            Text(printable(check.reason, lines=True)),
+            Text(_shown(check.name) + (" (informational)" if check.informational else "")),
+            Text(check.outcome, style=OUTCOME_STYLE[check.outcome]), score, Text(_shown(check.reason, lines=True)),
         )  # fmt: skip
     return table
 
@@ -55,7 +54,7 @@ def trajectory_lines(traj: Trajectory, redactor: Redactor | None = None) -> list
     lines = []
     calls = traj.listed(traj.calls(include_failed=True, include_deferred=True, include_blocked=True))
     for i, call in enumerate(calls, 1):
-        line = Text(f"  {i}. {printable(redactor.describe(call) if redactor else call.describe())}")
+        line = Text(f"  {i}. {_shown(redactor.describe(call) if redactor else call.describe())}")
         if call.failed:
             line.append(" (failed: retry requested)" if call.retry_cause else " (failed)", style="red")
         if call.deferred:
@@ -63,9 +62,9 @@ def trajectory_lines(traj: Trajectory, redactor: Redactor | None = None) -> list
         if call.blocked:  # denied or awaiting approval: never executed
             line.append(f" ({call.blocked.replace('_', ' ')}: not executed)", style="yellow")
         if call.agent:
-            line.append(f" {printable(call.agent)}", style="dim")
+            line.append(f" {_shown(call.agent)}", style="dim")
         lines.append(line)
-    lines.extend(Text(printable(f"  handoff: {h.source or '?'} -> {h.target or '?'}")) for h in traj.handoffs)
+    lines.extend(Text(f"  handoff: {_shown(h.source or '?')} -> {_shown(h.target or '?')}") for h in traj.handoffs)
     tokens = sum(r.total_tokens or 0 for r in traj.model_requests)
     lines.append(Text(f"  model requests: {len(traj.model_requests)}, tokens: {tokens}"))
     return lines
@@ -90,14 +89,14 @@ def print_case(
     word, style = _VERDICT_STYLE[case.verdict]
     checks = [c for run in case.runs for c in run.checks]
     if case.verdict == "passed" and not verbose:
-        console.print(Text.assemble((word, style), f" {printable(case.id)} ({len(checks)} checks)"), soft_wrap=True)
+        console.print(Text.assemble((word, style), f" {_shown(case.id)} ({len(checks)} checks)"), soft_wrap=True)
         for c in checks:
             if c.informational and c.outcome != "passed":
                 line = Text.assemble(f"  informational: {_clip(c.name or 'check')} [", (c.outcome, OUTCOME_STYLE[c.outcome]),
                                      f"]: {_clip(c.reason)}")  # fmt: skip
                 console.print(line, soft_wrap=True)
         return
-    print_heading(console, Text.assemble((word, style), f" {printable(case.id)}"))
+    print_heading(console, Text.assemble((word, style), f" {_shown(case.id)}"))
     if traj is not None:
         for line in trajectory_lines(traj, redactor):
             console.print(line, highlight=False)
@@ -109,21 +108,28 @@ def print_summary(console: Console, report: Report) -> None:
     for case in report.cases:
         if (stats := case.stats) is not None:
             word, style = _VERDICT_STYLE[case.verdict]
-            console.print(Text.assemble((word, style), f" {printable(case.id)} - {headline(case)}"), soft_wrap=True)
-            console.print(Text(f"  {printable(stats.line())}"), soft_wrap=True)
+            console.print(Text.assemble((word, style), f" {_shown(case.id)} - {headline(case)}"), soft_wrap=True)
+            console.print(Text(f"  {_shown(stats.line())}"), soft_wrap=True)
             for check in stats.checks:
                 if check.informational:
-                    console.print(Text(f"  informational: {printable(check.describe())}", style="dim"), soft_wrap=True)
+                    console.print(Text(f"  informational: {_shown(check.describe())}", style="dim"), soft_wrap=True)
     console.print(Text(report.summary, style="bold"), soft_wrap=True, highlight=False)
 
 
-def _fold(text: str, limit: int) -> str:
+def _shown(text: str, *, lines: bool = False) -> str:
+    """Recorded text as printed: clipped (`_text.clip`), control characters escaped (newlines kept with `lines`)."""
+    return printable(clip(text), lines=lines)
+
+
+def _clip(text: str) -> str:
+    """Recorded text on one line: whitespace folded, clipped, control characters escaped."""
+    return printable(clip(" ".join(str(text).split())))
+
+
+def _quoted(text: str, limit: int) -> str:
+    """The start of `text` (folded) as a Python string literal, and how much was left out."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _clip(text: str, limit: int = _MAX_TEXT) -> str:
-    return printable(_fold(text, limit))
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}… (clipped: {len(text) - limit:,} more characters)"
 
 
 def case_lines(report: Report) -> list[str]:
@@ -132,10 +138,10 @@ def case_lines(report: Report) -> list[str]:
     reasons and the observed trajectory; then the summary line."""
     lines: list[str] = []
     for case in report.cases:
-        lines.append(f"{case.verdict.upper()} {printable(case.id)} - {headline(case)}")
+        lines.append(f"{case.verdict.upper()} {_clip(case.id)} - {headline(case)}")
         if (stats := case.stats) is not None:
-            lines.append(f"  {printable(stats.line())}")
-            lines += [f"  informational: {printable(c.describe())}" for c in stats.checks if c.informational]
+            lines.append(f"  {_clip(stats.line())}")
+            lines += [f"  informational: {_clip(c.describe())}" for c in stats.checks if c.informational]
         else:  # one run: the informational checks that did not pass (they failed nothing)
             lines += [
                 f"  informational: {_clip(c.name or 'check')} [{c.outcome}]: {_clip(c.reason)}"
@@ -143,7 +149,7 @@ def case_lines(report: Report) -> list[str]:
             ]  # fmt: skip
         failed = [(run, turn) for run in case.runs for turn in run.turns if not turn.passed]
         for run, turn in failed[:_MAX_FAILED_TURNS]:
-            lines.append(f"  run {run.index + 1}, turn {turn.index + 1}: {_fold(turn.user, 80)!r}")
+            lines.append(f"  run {run.index + 1}, turn {turn.index + 1}: {_quoted(turn.user, 80)}")
             if turn.error:
                 lines.append(f"    error: {_clip(turn.error)}")
             for check in turn.checks:
