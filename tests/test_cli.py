@@ -316,3 +316,26 @@ def test_a_20000_character_argument_is_clipped_with_a_note_in_the_table_show_mar
     lines = case_lines(Report([case]))
     assert all(len(line) < MAX_TEXT + 100 for line in lines)
     assert lines[2] == f"    C [failed]: saw {'A' * (MAX_TEXT - 4)}… (clipped: {20_000 - MAX_TEXT + 4:,} more characters)"
+
+
+# --- Logs files alone: the error says they hold log records only and names the trace file to add --------------------
+
+
+def test_a_logs_only_input_is_an_error_naming_the_trace_file_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    logs = FIXTURES / "frameworks" / "ag2--openlit--content-on.logs.json"
+    spec = str(FIXTURES / "spec.yaml")
+    assert main(["grade", str(logs), "--spec", spec]) == 2
+    assert capsys.readouterr().err == (
+        f"tracegrade grade: error: {logs} holds OpenTelemetry log records only, no spans: log records are read with "
+        f"the spans they belong to, so pass the trace file as well (e.g. {logs.with_name(logs.name.replace('.logs.', '.traces.'))})\n"
+    )
+    shutil.copy(logs, tmp_path)
+    assert main(["show", str(tmp_path)]) == 2  # a directory of logs files, no trace file beside them
+    err = capsys.readouterr().err
+    assert err.startswith(f"tracegrade show: error: {tmp_path / logs.name} holds OpenTelemetry log records only, no spans")
+    assert err.endswith("so pass the trace file as well\n")
+    assert main(["grade", str(logs), str(logs.with_name(logs.name.replace(".logs.", ".traces."))), "--spec", spec]) in (0, 1)

@@ -60,6 +60,8 @@ def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, Sp
 
     files = trace_files(list(paths))
     logs = [f for f in files if is_logs_file(f)]  # attached to the traces of every trace file
+    if files and len(logs) == len(files):
+        raise _BadInput(_logs_only(logs))
     for path in files:
         if path in logs:
             continue
@@ -69,6 +71,16 @@ def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, Sp
             if (rid := recording_id(tree)) is not None:  # a recorded run: every turn (trace) is one unit
                 label = f"{path}: recording {rid!r} ({_turns(len(tree.trace_ids))})"
             yield label, tree, extract(tree, dialect=dialect)
+
+
+def _logs_only(logs: Sequence[Path]) -> str:
+    """Why nothing can be graded from logs files alone, and the trace files beside them to add."""
+    names = ", ".join(map(str, logs[:3])) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
+    held = "holds" if len(logs) == 1 else "hold"
+    siblings = [s for f in logs if ".logs." in f.name and (s := f.with_name(f.name.replace(".logs.", ".traces."))).is_file()]
+    hint = f" (e.g. {siblings[0]})" if siblings else ""
+    return (f"{names} {held} OpenTelemetry log records only, no spans: log records are read with the spans "
+            f"they belong to, so pass the trace file as well{hint}")  # fmt: skip
 
 
 def _turns(n: int) -> str:
