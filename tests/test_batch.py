@@ -18,7 +18,7 @@ from tracegrade.batch import grade_traces, spans_to_table, write_span_parquet
 from tracegrade.batch._arrow import SpanTableSource
 from tracegrade.batch._core import parse_condition, sample_bound
 from tracegrade.cli import main
-from tracegrade.errors import BatchInputError, SpecError
+from tracegrade.errors import BatchInputError, SpecError, TraceFormatError
 from tracegrade.grading import grade
 from tracegrade.ingest import iter_traces, read_spans
 from tracegrade.spans import Span
@@ -562,3 +562,42 @@ def test_a_logs_file_changed_between_jobs_is_read_again(tmp_path: Path) -> None:
     second = grade_traces([d], CORPUS_SPEC, workers=1).rows()
     without = grade_traces(sorted(d.glob("*.traces.json")), CORPUS_SPEC, workers=1).rows()
     assert second == without != first
+
+
+# --- a failed job leaves no results file: rows go to a temporary file moved into place on success ---
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_failed_job_keeps_the_previous_results_and_leaves_no_temporary_file(
+    recorded: dict[str, Any], tmp_path: Path, suffix: str, workers: int
+) -> None:
+    out = tmp_path / "out" / f"results{suffix}"
+    out.parent.mkdir()
+    earlier = grade_traces(recorded["files"], SPEC, workers=1, out=out).rows()
+    before = out.read_bytes()
+    assert len(earlier) == 60 and sorted(p.name for p in out.parent.iterdir()) == [out.name]
+    bad = tmp_path / "z-bad.json"  # read last: the rows of the good files are written before it fails
+    doc = json.loads(recorded["files"][0].read_text().splitlines()[0])
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"] = "soon"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(TraceFormatError, match="startTimeUnixNano"):
+        grade_traces([*recorded["files"], bad], SPEC, workers=workers, out=out)
+    assert out.read_bytes() == before  # the earlier job's results, untouched
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name]  # no temporary file left behind
+    out.unlink()
+    with pytest.raises(TraceFormatError):
+        grade_traces([*recorded["files"], bad], SPEC, workers=workers, out=out)
+    assert list(out.parent.iterdir()) == []  # no results file at all, not a complete-looking partial one
+
+
+def test_the_cli_batch_that_fails_exits_2_and_writes_no_results_file(
+    recorded: dict[str, Any], spec_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "z-bad.json"
+    bad.write_text('{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": 7}]}]}]}')
+    out = tmp_path / "r.parquet"
+    code = main(["batch", *map(str, recorded["files"]), str(bad), "--spec", str(spec_file), "--out", str(out),
+                 "--workers", "1", "--no-progress"])  # fmt: skip
+    assert code == 2 and "z-bad.json" in capsys.readouterr().err
+    assert not out.exists() and not list(tmp_path.glob(".r.parquet.*"))

@@ -114,9 +114,12 @@ def grade_traces(
             for rows in _units(engine, classified, tasks, plan, n, spark, advance):
                 writer.write(rows)
                 summary.add(rows)
+    except BaseException:
+        writer.abort()  # a failed job leaves no results file (and an earlier one at `out` as it was)
+        raise
     finally:
-        table = writer.close()
         forget_logs()
+    table = writer.close()
     return BatchResult(summary, options.columns, writer.path, table)
 
 

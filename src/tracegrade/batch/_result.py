@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import secrets
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -54,10 +55,14 @@ def output_format(path: str | os.PathLike[str]) -> str:
 
 class ResultWriter:
     """Streams rows to a Parquet file (row groups of `chunk` rows) or a JSON lines file; with no path,
-    keeps them to build an in-memory table."""
+    keeps them to build an in-memory table.
+
+    The rows go to a temporary file beside `path` (`.NAME.XXXXXXXX.tmp`), moved onto `path` by `close`;
+    `abort` (a failed job) removes it, so `path` only ever holds a finished job's results."""
 
     def __init__(self, path: str | os.PathLike[str] | None, columns: Sequence[str], chunk: int = 8_192) -> None:
         self.path = None if path is None else Path(path)
+        self.temp: Path | None = None
         self.columns = tuple(columns)
         self.chunk = chunk
         self.format = "memory" if path is None else output_format(path)
@@ -69,9 +74,11 @@ class ResultWriter:
             from ._arrow import require_pyarrow
 
             require_pyarrow()
-        elif self.format == "jsonl":
-            assert self.path is not None
-            self._fh = open(self.path, "wb")  # noqa: SIM115  # closed in close()
+        if self.path is not None:
+            self.temp, fd = _temp_beside(self.path)
+            self._fh = os.fdopen(fd, "wb") if self.format == "jsonl" else None
+            if self._fh is None:
+                os.close(fd)  # pyarrow's ParquetWriter opens the file by its name
 
     def write(self, rows: Iterable[Row]) -> None:
         if self._fh is not None:
@@ -130,24 +137,53 @@ class ResultWriter:
             import pyarrow.parquet as pq
 
             if self._pq is None:
-                self._pq = pq.ParquetWriter(self.path, result_schema(self.columns))
+                self._pq = pq.ParquetWriter(self.temp, result_schema(self.columns))
             if self.buffer:
                 self._pq.write_batch(self._batch())
         self.buffer = []
 
     def close(self) -> pa.Table | None:
-        """Finish the file; the in-memory table when there is no path."""
-        if self._fh is not None:
-            self._fh.close()
-            return None
-        self._flush()
-        if self._pq is not None:
-            self._pq.close()
+        """Finish the file and move it onto `path`; the in-memory table when there is no path."""
         if self.format == "memory":
             import pyarrow as pa
 
+            self._flush()
             return pa.Table.from_batches(self.batches, schema=result_schema(self.columns))
+        assert self.path is not None and self.temp is not None
+        try:
+            if self._fh is not None:
+                self._fh.close()
+            else:
+                self._flush()
+                self._pq.close()
+            os.replace(self.temp, self.path)
+        except BaseException:
+            self.abort()
+            raise
         return None
+
+    def abort(self) -> None:
+        """Stop without results: the temporary file is removed, `path` is left as it was."""
+        try:
+            if self._fh is not None:
+                self._fh.close()
+            if self._pq is not None:
+                self._pq.close()
+        finally:
+            self._fh = self._pq = None
+            self.buffer = []
+            if self.temp is not None:
+                self.temp.unlink(missing_ok=True)
+
+
+def _temp_beside(path: Path) -> tuple[Path, int]:
+    """A new file in `path`'s directory (created with the mode a new file gets there) and its descriptor."""
+    while True:
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return temp, os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
 
 
 @dataclass(frozen=True, slots=True)
