@@ -601,3 +601,18 @@ def test_the_cli_batch_that_fails_exits_2_and_writes_no_results_file(
                  "--workers", "1", "--no-progress"])  # fmt: skip
     assert code == 2 and "z-bad.json" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob(".r.parquet.*"))
+
+
+# --- an export request written twice (an exporter's retry) grades as if written once ---
+
+
+def test_a_file_with_a_retried_request_grades_like_the_file_without_it(recorded: dict[str, Any], tmp_path: Path) -> None:
+    from tracegrade.ingest import TraceFileWarning
+
+    lines = recorded["files"][0].read_text().splitlines()
+    retried = tmp_path / "retried.jsonl"
+    retried.write_text("\n".join([*lines[:3], lines[1], *lines[3:]]) + "\n")  # request 2 again, after request 3
+    once = grade_traces([recorded["files"][0]], SPEC, workers=1).rows()
+    with pytest.warns(TraceFileWarning, match="exact duplicate span"):
+        twice = grade_traces([retried], SPEC, workers=1).rows()
+    assert twice == once and len(once) > 0

@@ -619,10 +619,101 @@ def test_grading_a_directory_attaches_the_log_records_of_its_logs_files(tmp_path
 
 def test_grading_a_directory_whose_files_repeat_a_span_id_names_the_directory(tmp_path: Path) -> None:
     write_otlp_json(_run(1, 0x10), tmp_path / "a.json")
-    write_otlp_json(_run(1, 0x10), tmp_path / "b.json")
-    with pytest.raises(TraceFormatError) as info:
-        grade(tmp_path, [ToolCorrectness(expected_tools=["search"])])
+    write_otlp_json(_run(1, 0x10, "invoke_agent b"), tmp_path / "b.json")  # another span with the root's id
+    with pytest.raises(TraceFormatError) as info, pytest.warns(TraceFileWarning, match="dropped 1 exact duplicate"):
+        grade(tmp_path, [ToolCorrectness(expected_tools=["search"])])  # the tool span is the same in both
     assert info.value.path == str(tmp_path)
     assert "duplicate span id" in str(info.value) and "2 trace files" in str(info.value)
     assert "load_traces()" in str(info.value)
     assert len(load_traces(tmp_path)) == 2  # each file on its own reads
+
+
+# --- an export request written twice (an exporter's retry): its exact duplicate spans are dropped ---
+
+AGENT_RUN_LINES = (FIXTURES / "otlp" / "agent_run.jsonl").read_text().splitlines()
+
+
+def _retried(tmp_path: Path) -> Path:
+    """The collector file of the agent run with its second request written again, byte for byte."""
+    lines = [*AGENT_RUN_LINES[:2], AGENT_RUN_LINES[1], *AGENT_RUN_LINES[2:]]
+    return write(tmp_path, "retried.jsonl", "\n".join(lines) + "\n")
+
+
+def _shape(trees: list[SpanTree]) -> list[list[tuple[int, int | None, str]]]:
+    return [[(n.span_id, n.parent_span_id, n.name) for n in t] for t in trees]
+
+
+def test_a_retried_request_reads_as_the_request_once_with_a_warning(tmp_path: Path) -> None:
+    path = _retried(tmp_path)
+    with pytest.warns(TraceFileWarning) as record:
+        trees = load_traces(path)
+    assert _shape(trees) == _shape(load_traces(FIXTURES / "otlp" / "agent_run.jsonl"))
+    [message] = [str(w.message) for w in record]
+    first = json.loads(AGENT_RUN_LINES[1])["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    trace = first[0]["traceId"]
+    assert message.startswith(f"{path}:3: resourceSpans[0].scopeSpans[0].spans[0]: dropped {len(first)} exact "
+                              f"duplicate span(s) of trace {trace}")  # fmt: skip
+    assert message.endswith(f"first copy at {path}:2: resourceSpans[0].scopeSpans[0].spans[0])")
+    with pytest.warns(TraceFileWarning, match="dropped 3 exact duplicate"):
+        spans = [s.span_id for s in read_spans(path)]
+    assert spans == [s.span_id for s in read_spans(FIXTURES / "otlp" / "agent_run.jsonl")]
+    with pytest.warns(TraceFileWarning, match="dropped 3 exact duplicate"):
+        [result] = grade(path, [ToolCorrectness(expected_tools=["search", "get_order"])])
+    assert result.passed, result.reasoning
+
+
+def test_a_retry_in_the_next_rotated_file_is_dropped_when_files_are_grouped_together(tmp_path: Path) -> None:
+    write(tmp_path, "data-1.jsonl", "\n".join(AGENT_RUN_LINES[:2]) + "\n")
+    write(tmp_path, "data-2.jsonl", "\n".join(AGENT_RUN_LINES[1:]) + "\n")  # the retry landed after rotation
+    with pytest.warns(TraceFileWarning, match="dropped .* exact duplicate span"):
+        trees = load_traces(tmp_path, per_file=False)
+    assert _shape(trees) == _shape(load_traces(FIXTURES / "otlp" / "agent_run.jsonl"))
+    with pytest.warns(TraceFileWarning, match=f"{tmp_path}: dropped .* that more than one of its trace files holds"):
+        [result] = grade(tmp_path, [ToolCorrectness(expected_tools=["search", "get_order"])])
+    assert result.passed, result.reasoning
+
+
+def test_two_different_spans_with_one_id_stay_an_error_even_beside_exact_copies(tmp_path: Path) -> None:
+    changed = json.loads(AGENT_RUN_LINES[1])
+    changed["resourceSpans"][0]["scopeSpans"][0]["spans"][-1]["name"] = "another span"
+    lines = [*AGENT_RUN_LINES[:2], AGENT_RUN_LINES[1], json.dumps(changed), *AGENT_RUN_LINES[2:]]
+    path = write(tmp_path, "changed.jsonl", "\n".join(lines))
+    with pytest.raises(TraceFormatError) as info, warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceFileWarning)
+        load_traces(path)
+    index = len(changed["resourceSpans"][0]["scopeSpans"][0]["spans"]) - 1
+    assert (info.value.line, info.value.location) == (4, f"resourceSpans[0].scopeSpans[0].spans[{index}]")
+    assert "two different spans" in info.value.problem and f"first seen at {path}:2:" in info.value.problem
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ({"doubleValue": "NaN"}, {"doubleValue": "NaN"}, True),  # NaN != NaN, but it is the same value recorded twice
+        ({"intValue": "1"}, {"doubleValue": 1.0}, False),  # 1 == 1.0 == True in Python: not the same attribute
+        ({"intValue": "1"}, {"boolValue": True}, False),
+        ({"arrayValue": {"values": [{"intValue": "1"}]}}, {"arrayValue": {"values": [{"doubleValue": 1}]}}, False),
+        ({"kvlistValue": {"values": [{"key": "a", "value": {"stringValue": "x"}}]}},
+         {"kvlistValue": {"values": [{"key": "a", "value": {"stringValue": "x"}}]}}, True),
+    ],
+)  # fmt: skip
+def test_exact_means_equal_values_of_equal_types(tmp_path: Path, first: Any, second: Any, same: bool) -> None:
+    lines = [otlp_doc([raw_span("00000000000000a1", attributes=[{"key": "x", "value": v}])]) for v in (first, second)]
+    path = write(tmp_path, "twice.jsonl", "\n".join(map(json.dumps, lines)))
+    if same:
+        with pytest.warns(TraceFileWarning, match="dropped 1 exact duplicate"):
+            assert [len(t) for t in load_traces(path)] == [1]
+    else:
+        with pytest.raises(TraceFormatError, match="two different spans"):
+            load_traces(path)
+
+
+def test_exact_duplicates_are_reported_per_trace_then_summed_up(tmp_path: Path) -> None:
+    traces = [f"{i:032x}" for i in range(1, 26)]
+    line = json.dumps(otlp_doc([raw_span("00000000000000a1", trace=t) for t in traces]))
+    path = write(tmp_path, "twice.jsonl", f"{line}\n{line}\n")
+    with pytest.warns(TraceFileWarning) as record:
+        assert len(load_traces(path)) == 25
+    messages = [str(w.message) for w in record]
+    assert len(messages) == 21 and all("dropped 1 exact duplicate" in m for m in messages[:20])
+    assert messages[20] == f"{path}: dropped 25 exact duplicate span(s) in 25 traces in all"

@@ -137,12 +137,13 @@ def test_duplicate_span_ids_in_a_document(tmp_path: Path) -> None:
     )
     assert err.location == f"{SPANS}[2]"
     assert err.problem == (
-        f"duplicate span id 00000000000000a1 in trace {TRACE} (first seen at {err.path}: {SPANS}[0])"
+        f"duplicate span id 00000000000000a1 in trace {TRACE}: two different spans (first seen at {err.path}: "
+        f"{SPANS}[0])"
     )
 
 
 def test_duplicate_span_ids_across_json_lines(tmp_path: Path) -> None:
-    lines = [doc(span("00000000000000a1")), doc(span("00000000000000b1")), doc(span("00000000000000a1"))]
+    lines = [doc(span("00000000000000a1")), doc(span("00000000000000b1")), doc(span("00000000000000a1", name="t"))]
     err = bad(tmp_path, "\n".join(map(json.dumps, lines)), name="d.jsonl")
     assert err.line == 3 and err.location == f"{SPANS}[0]"
     assert err.problem.endswith(f"(first seen at {err.path}:1: {SPANS}[0])")

@@ -18,7 +18,9 @@ keys, `instrumentationLibrarySpans`, enum ints or names, int64 as strings or num
 `Infinity`. Strict where a value would be wrong later: times are unsigned 64-bit nanoseconds and a
 span may not end before it starts; integers must fit int64; only regular files are read. Bad input
 raises `tracegrade.errors.TraceFormatError` naming the file, the line or JSON path, and the problem; anything
-skipped (a metrics line in a JSON lines file) is reported with a `TraceFileWarning`.
+skipped (a metrics line in a JSON lines file) is reported with a `TraceFileWarning`. A span read twice
+with every field equal (an export request an exporter retried, written again) is read once, the copies
+reported with a `TraceFileWarning`; two different spans with one id in a trace are an error.
 """
 
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES

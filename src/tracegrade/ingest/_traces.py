@@ -6,17 +6,20 @@ import bisect
 import os
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from ..errors import TraceFormatError
-from ..spans import LogRecord, Span
+from ..spans import LogRecord, Span, SpanEvent
 from ..trajectory import AgentRun
 from ..tree import SpanNode, SpanTree
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
 from ._logs import is_logs_file, read_logs
 from ._read import Batch, Origin, TraceFileWarning, read_batches
+
+_DUPLICATE_WARNINGS = 20
+"""Traces whose exact duplicate spans are each reported; past them, one sum at the end of the file."""
 
 __all__ = [
     "DEFAULT_IDLE_LINES", "RECORDING_ID", "PathArg", "iter_traces", "load_traces", "logs_by_trace", "read_spans",
@@ -99,6 +102,8 @@ class _Grouper:
         self.emitted: set[int] = set()
         self.tick = 0
         self.seq = 0
+        self.duplicates = 0
+        self.warned = 0
 
     def add(self, batch: Batch) -> Iterator[list[Span]]:
         self.tick += 1
@@ -151,24 +156,74 @@ class _Grouper:
 
     def _emit(self, tid: int, trace: _Trace) -> list[Span]:
         self.emitted.add(tid)
-        _validate(tid, trace)
-        return trace.spans
+        spans, dropped = _validate(tid, trace)
+        if dropped:
+            self.duplicates += len(dropped)
+            self.warned += 1
+            if self.warned <= _DUPLICATE_WARNINGS:
+                origin, index = trace.at(dropped[0][1])
+                first = trace.at(dropped[0][0])
+                warnings.warn(
+                    f"{origin.where(index)}: dropped {len(dropped)} exact duplicate span(s) of trace {tid:032x}, "
+                    f"the same spans recorded again (an exporter retrying a request; first copy at "
+                    f"{first[0].where(first[1])})",
+                    TraceFileWarning,
+                    stacklevel=4,
+                )
+        return spans
+
+    def report_duplicates(self, where: str) -> None:
+        """Sum up the duplicates past the first warnings (at the end of a file, or of the input)."""
+        if self.warned > _DUPLICATE_WARNINGS:
+            warnings.warn(
+                f"{where}: dropped {self.duplicates:,} exact duplicate span(s) in {self.warned:,} traces in all",
+                TraceFileWarning,
+                stacklevel=4,
+            )
+        self.duplicates = self.warned = 0
 
 
-def _validate(tid: int, trace: _Trace) -> None:
-    """Raise on duplicate span ids, or a span that is its own ancestor (which no root reaches)."""
+def same_span(a: Any, b: Any) -> bool:
+    """`a` and `b` are one recorded span (or value of one) twice: equal field for field, with equal
+    types (1, 1.0 and True differ; NaN equals NaN)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is float:
+        return bool(a == b or (a != a and b != b))
+    if kind is Span or kind is SpanEvent:
+        return all(same_span(getattr(a, f), getattr(b, f)) for f in a.__slots__)
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(same_span(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping):
+        return a.keys() == b.keys() and all(same_span(v, b[k]) for k, v in a.items())
+    return bool(a == b)
+
+
+def _validate(tid: int, trace: _Trace) -> tuple[list[Span], list[tuple[int, int]]]:
+    """The trace's spans without exact duplicates (`same_span`: the same span read twice, as an
+    exporter's retried request writes it), and the (first, copy) indexes of those dropped. Raise on
+    two different spans with one id, or a span that is its own ancestor (which no root reaches)."""
     spans = trace.spans
     parent = {s.span_id: s.parent_id for s in spans}
+    dropped: list[tuple[int, int]] = []
     if len(parent) != len(spans):
         seen: dict[int, int] = {}
         for k, s in enumerate(spans):
-            if (first := seen.setdefault(s.span_id, k)) != k:
-                where = trace.at(first)
-                origin, index = trace.at(k)
-                problem = (
-                    f"duplicate span id {s.span_id:016x} in trace {tid:032x} (first seen at {where[0].where(where[1])})"
-                )
-                raise origin.error(problem, index)
+            if (first := seen.setdefault(s.span_id, k)) == k:
+                continue
+            if same_span(spans[first], s):
+                dropped.append((first, k))
+                continue
+            where = trace.at(first)
+            origin, index = trace.at(k)
+            problem = (
+                f"duplicate span id {s.span_id:016x} in trace {tid:032x}: two different spans (first seen at "
+                f"{where[0].where(where[1])})"
+            )
+            raise origin.error(problem, index)
     state: dict[int, bool] = {}  # span id → True while on the path being walked, False once checked
     for sid in parent:
         if sid in state:
@@ -188,6 +243,10 @@ def _validate(tid: int, trace: _Trace) -> None:
             cur = parent[cur]
         for p in path:
             state[p] = False
+    if dropped:
+        copies = {k for _, k in dropped}
+        spans = [s for k, s in enumerate(spans) if k not in copies]
+    return spans, dropped
 
 
 def _inputs(
@@ -237,8 +296,11 @@ def _units(
             yield from sort(grouper.add(batch))
         if per_file:
             yield from sort(grouper.flush())
+            grouper.report_duplicates(str(path))
             yield from release()
     yield from sort(grouper.flush())
+    if files:
+        grouper.report_duplicates(str(files[0]) if len(files) == 1 else f"{files[0]} (and {len(files) - 1} more files)")
     yield from release()
 
 
@@ -254,7 +316,8 @@ def read_spans(
 
     The format is sniffed from the content (see `tracegrade.ingest`). Spans come grouped by trace,
     each trace once it is complete (see `iter_traces`), in file order within a trace; every trace is
-    checked for duplicate span ids and parent cycles first. Bad input raises `TraceFormatError`.
+    checked for duplicate span ids and parent cycles first (an exact copy of a span, as a retried
+    export request writes, is dropped with a `TraceFileWarning`). Bad input raises `TraceFormatError`.
     A gzip-compressed file that inflates to more than `max_inflated_bytes` is an error.
     """
     traces, _logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
@@ -271,17 +334,24 @@ def read_tree(
 ) -> SpanTree:
     """Every span of `source` (a file, a directory or a list of them) as one tree, one graded unit, with the
     records of the OTLP logs files among the inputs attached to the spans they name (`grade(path)` reads a path
-    so). Bad input raises `TraceFormatError`, as does a span id given to two spans of one trace across files."""
+    so). Bad input raises `TraceFormatError`, as does a span id given to two different spans of one trace across
+    files (exact copies are dropped with a `TraceFileWarning`)."""
     traces, logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
     spans = [
         span for group in _groups(traces, max_attribute_bytes, idle_lines, True, max_inflated_bytes) for span in group
     ]
+    where = os.fspath(source) if isinstance(source, str | os.PathLike) else ", ".join(str(os.fspath(p)) for p in source)
+    if len(traces) > 1:  # each file's traces are checked on their own: a span may be in two files
+        spans, copies = _without_copies(spans)
+        if copies:
+            warnings.warn(
+                f"{where}: dropped {copies} exact duplicate span(s) that more than one of its trace files holds",
+                TraceFileWarning,
+                stacklevel=2,
+            )
     try:
         tree = SpanTree.from_spans(spans)
-    except ValueError as e:  # the same span in two files (each file's traces are checked on their own)
-        where = (
-            os.fspath(source) if isinstance(source, str | os.PathLike) else ", ".join(str(os.fspath(p)) for p in source)
-        )
+    except ValueError as e:  # two different spans with one id, in two files
         raise TraceFormatError(
             f"{e} across its {len(traces)} trace files, read as one run: grade each trace or run of "
             "load_traces() on its own, or give only the files of one run",
@@ -291,6 +361,18 @@ def read_tree(
     if by_trace:
         tree.attach_logs(r for records in by_trace.values() for r in records)
     return tree
+
+
+def _without_copies(spans: list[Span]) -> tuple[list[Span], int]:
+    """`spans` without the exact copies (`same_span`) of an earlier span, and how many were dropped."""
+    first: dict[tuple[int, int], Span] = {}
+    kept: list[Span] = []
+    for span in spans:
+        key = (span.trace_id, span.span_id)
+        seen = first.setdefault(key, span)
+        if seen is span or not same_span(seen, span):
+            kept.append(span)  # two different spans with one id: `SpanTree` says so
+    return kept, len(spans) - len(kept)
 
 
 def iter_traces(
