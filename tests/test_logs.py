@@ -276,3 +276,54 @@ def test_a_protobuf_logs_file_is_recognized_behind_resource_attributes_larger_th
     (tmp_path / "run.logs.pb").write_bytes(encode_logs(logs.get_finished_logs()).SerializeToString())
     [tree] = load_traces(tmp_path)
     assert [r.event_name for n in tree for r in n.logs] == ["gen_ai.choice"]
+
+
+# --- a pretty-printed logs document is one document: errors name its field, or its line and column ---
+
+
+def _pretty_logs(tmp_path: Path) -> tuple[Path, Path]:
+    """The corpus run written back by `write_otlp_json(indent=2)`: traces and a pretty-printed logs file."""
+    from tracegrade import write_otlp_json
+
+    (tmp_path / "corpus").mkdir()
+    traces, logs = _files(tmp_path / "corpus")
+    [first, *_] = load_traces([traces, logs])  # a tree with its records attached
+    out = write_otlp_json(first, tmp_path / "run.json", indent=2)
+    return out, tmp_path / "run.logs.json"
+
+
+def test_a_bad_field_of_a_pretty_printed_logs_document_is_named_by_its_path(tmp_path: Path) -> None:
+    _, logs = _pretty_logs(tmp_path)
+    text = logs.read_text()
+    assert text.count("\n") > 100 and len(read_logs(logs)) > 0  # pretty-printed, and read whole
+    doc = json.loads(text)
+    doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"][2]["traceId"] = "not-a-trace-id"
+    logs.write_text(json.dumps(doc, indent=2))
+    for source in (logs, tmp_path):  # read_logs, and load_traces of the directory holding it
+        with pytest.raises(TraceFormatError) as e:
+            read_logs(source) if source == logs else load_traces(source)
+        assert (e.value.path, e.value.line) == (str(logs), None)
+        assert e.value.location == "resourceLogs[0].scopeLogs[0].logRecords[2].traceId"
+        assert "expected a 32-digit hex" in e.value.problem
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_syntax_error_in_a_pretty_printed_logs_document_names_its_line_and_column(
+    tmp_path: Path, packed: bool
+) -> None:
+    _, logs = _pretty_logs(tmp_path)
+    lines = logs.read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if i > 200 and line.strip().startswith('"value": {'))
+    lines[k] = lines[k].replace('"value": {', '"value" {', 1)
+    target = logs.with_name("run.logs.json.gz") if packed else logs
+    data = ("\n\n" + "\n".join(lines)).encode()  # two blank lines before the document
+    if packed:
+        logs.unlink()
+        target.write_bytes(gzip.compress(data))
+    else:
+        target.write_bytes(data)
+    with pytest.raises(TraceFormatError) as e:
+        read_logs(target)
+    column = lines[k].index('"value"') + len('"value" ') + 1
+    assert (e.value.path, e.value.line, e.value.location) == (str(target), k + 3, f"column {column}")
+    assert "delimiter" in e.value.problem

@@ -145,39 +145,44 @@ def _json_record(r: Any, resource: dict[str, Any], scope: str, limit: int) -> Lo
 def logs_from_json_bytes(body: bytes, limit: int = DEFAULT_MAX_ATTRIBUTE_BYTES) -> list[LogRecord]:
     """Decode one OTLP/JSON `ExportLogsServiceRequest`; raises `TraceFormatError` with the JSON path."""
     doc = parse_json(body)
-    out: list[LogRecord] = []
     try:
-        doc = _obj(doc, "an ExportLogsServiceRequest")
-        if "resource_logs" in doc:
-            doc = camelize(doc)
-        if doc and "resourceLogs" not in doc:
-            keys = ", ".join(repr(k) for k in list(doc)[:8])
-            raise Bad(f"expected an ExportLogsServiceRequest with 'resourceLogs', got keys {keys}")
-        for i, rl in enumerate(_list(doc, "resourceLogs")):
-            try:
-                rl = _obj(rl, "a ResourceLogs")
-                res = _obj(rl.get("resource") or {}, "a resource")
-                try:
-                    resource = attributes(res.get("attributes") or [], limit)
-                except Bad as e:
-                    raise e.at("resource", "attributes") from None
-                for j, sl in enumerate(_list(rl, "scopeLogs")):
-                    try:
-                        sl = _obj(sl, "a ScopeLogs")
-                        scope = _obj(sl.get("scope") or {}, "a scope").get("name") or ""
-                        for k, r in enumerate(_list(sl, "logRecords")):
-                            try:
-                                out.append(_json_record(r, resource, str(scope), limit))
-                            except Bad as e:
-                                raise e.at(f"logRecords[{k}]") from None
-                    except Bad as e:
-                        raise e.at(f"scopeLogs[{j}]") from None
-            except Bad as e:
-                raise e.at(f"resourceLogs[{i}]") from None
+        return _logs_of(doc, limit)
     except Bad as e:
         raise TraceFormatError(e.problem, _ORIGIN, None, e.location) from None
     except RecursionError:
         raise TraceFormatError("JSON nested too deeply", _ORIGIN) from None
+
+
+def _logs_of(doc: Any, limit: int) -> list[LogRecord]:
+    """The records of one parsed OTLP/JSON logs request; raises `Bad` with the JSON path."""
+    out: list[LogRecord] = []
+    doc = _obj(doc, "an ExportLogsServiceRequest")
+    if "resource_logs" in doc:
+        doc = camelize(doc)
+    if doc and "resourceLogs" not in doc:
+        keys = ", ".join(repr(k) for k in list(doc)[:8])
+        raise Bad(f"expected an ExportLogsServiceRequest with 'resourceLogs', got keys {keys}")
+    for i, rl in enumerate(_list(doc, "resourceLogs")):
+        try:
+            rl = _obj(rl, "a ResourceLogs")
+            res = _obj(rl.get("resource") or {}, "a resource")
+            try:
+                resource = attributes(res.get("attributes") or [], limit)
+            except Bad as e:
+                raise e.at("resource", "attributes") from None
+            for j, sl in enumerate(_list(rl, "scopeLogs")):
+                try:
+                    sl = _obj(sl, "a ScopeLogs")
+                    scope = _obj(sl.get("scope") or {}, "a scope").get("name") or ""
+                    for k, r in enumerate(_list(sl, "logRecords")):
+                        try:
+                            out.append(_json_record(r, resource, str(scope), limit))
+                        except Bad as e:
+                            raise e.at(f"logRecords[{k}]") from None
+                except Bad as e:
+                    raise e.at(f"scopeLogs[{j}]") from None
+        except Bad as e:
+            raise e.at(f"resourceLogs[{i}]") from None
     return out
 
 
@@ -218,10 +223,11 @@ def read_logs(
     max_attribute_bytes: int = DEFAULT_MAX_ATTRIBUTE_BYTES,
     max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
 ) -> list[LogRecord]:
-    """Every log record of an OTLP logs file: an OTLP/JSON document, JSON lines, or protobuf (one
-    `ExportLogsServiceRequest`, or a length-prefixed stream of them), gzip too. `TraceFormatError`
-    naming the file and the line, or the message and field path, for bad input."""
-    from ._read import _check_regular, _messages, _opened, _sniff
+    """Every log record of an OTLP logs file: an OTLP/JSON document (pretty-printed or not), JSON lines,
+    or protobuf (one `ExportLogsServiceRequest`, or a length-prefixed stream of them), gzip too; told
+    apart as trace files are. `TraceFormatError` naming the file, the line (and column) of a JSON
+    lines file, or the field path in the document or message, for bad input."""
+    from ._read import _check_regular, _messages, _sniff, json_values
 
     name = os.fspath(path)
     _check_regular(name)
@@ -232,19 +238,12 @@ def read_logs(
             for label, raw in _messages(name, compressed, max_inflated_bytes)
             for record in _decode_pb(raw, max_attribute_bytes, name, label, file=True)
         ]
-    with _opened(name, compressed, max_inflated_bytes) as f:
-        data = f.read()
-    try:
-        return logs_from_json_bytes(data, max_attribute_bytes)
-    except TraceFormatError as whole:
-        lines = [line for line in data.splitlines() if line.strip()]
-        if len(lines) < 2:
-            raise TraceFormatError(whole.problem, name, whole.line, whole.location) from None
     out: list[LogRecord] = []
-    for n, line in enumerate(data.splitlines(), 1):
-        if line.strip():
-            try:
-                out.extend(logs_from_json_bytes(line, max_attribute_bytes))
-            except TraceFormatError as e:
-                raise TraceFormatError(e.problem, name, n, e.location) from None
+    for line, doc in json_values(name, compressed, max_inflated_bytes):
+        try:
+            out.extend(_logs_of(doc, max_attribute_bytes))
+        except Bad as e:
+            raise TraceFormatError(e.problem, name, line, e.location) from None
+        except RecursionError:
+            raise TraceFormatError("JSON nested too deeply", name, line) from None
     return out

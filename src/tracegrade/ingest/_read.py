@@ -29,7 +29,7 @@ from ..spans import Span
 from . import _jaeger, _json, _otlp, _protobuf
 from ._errors import DEFAULT_MAX_INFLATED_BYTES, Bad, TraceFormatError, type_name
 
-__all__ = ["Batch", "Origin", "TraceFileWarning", "read_batches"]
+__all__ = ["Batch", "Origin", "TraceFileWarning", "json_values", "read_batches"]
 
 _GZIP = b"\x1f\x8b"
 _ZSTD = b"\x28\xb5\x2f\xfd"
@@ -262,7 +262,11 @@ def _decode(raw: bytes | bytearray | memoryview, path: str, line: int | None, of
         raise TraceFormatError(e.problem, path, where, "" if e.colno is None else f"column {e.colno}") from None
 
 
-def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) -> Iterator[Batch]:
+def json_values(path: str, compressed: bool, max_inflated: int) -> Iterator[tuple[int | None, Any]]:
+    """The JSON of a file: `(None, value)` for one document (pretty-printed, or on one line), or
+    `(line, value)` for each non-blank line of a JSON lines file (a first line that is a whole JSON
+    value, followed by more), parsed one at a time. Undecodable JSON raises `TraceFormatError` at its
+    line (and column)."""
     with _opened(path, compressed, max_inflated) as f:
         n = 0
         for first in f:
@@ -270,7 +274,7 @@ def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) ->
             if not first.isspace():
                 break
         else:
-            return  # empty file: no spans
+            return  # empty file: no values
         first = first.removeprefix(_BOM)
         try:
             doc = _json.loads(first)
@@ -282,7 +286,7 @@ def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) ->
             else:
                 data, offset = _read_all(f, bytearray(first)), n - 1
             del first
-            yield _document(_decode(_without_bom(data), path, None, offset), path, limit, max_inflated)
+            yield None, _decode(_without_bom(data), path, None, offset)
             return
         del first
         m, second = n, None
@@ -291,37 +295,40 @@ def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) ->
             if not second.isspace():
                 break
         else:  # a document on one line
-            yield _document(doc, path, limit, max_inflated)
+            yield None, doc
             return
-        skipped = 0
-
-        def line_batch(line: int, doc: Any) -> Batch | None:
-            nonlocal skipped
-            try:
-                return _batch(doc, path, line, limit, max_inflated)
-            except _NotTraces as e:
-                skipped += 1
-                if skipped <= _SKIP_WARNINGS:
-                    warnings.warn(f"{path}:{line}: skipped a line of {e} (not traces)", TraceFileWarning, stacklevel=4)
-                return None
-
-        batch = line_batch(n, doc)
-        del doc  # nothing holds a parsed line once its spans are decoded
-        if batch is not None:
-            yield batch
-        if (batch := line_batch(m, _decode(second, path, m))) is not None:
-            yield batch
+        yield n, doc
+        del doc  # nothing holds a parsed line once the caller is done with it
+        yield m, _decode(second, path, m)
         del second
         for raw in f:
             m += 1
-            if not raw.isspace() and (batch := line_batch(m, _decode(raw, path, m))) is not None:
-                yield batch
-        if skipped > _SKIP_WARNINGS:
-            warnings.warn(
-                f"{path}: skipped {skipped - _SKIP_WARNINGS} more lines that are not traces",
-                TraceFileWarning,
-                stacklevel=2,
-            )
+            if not raw.isspace():
+                yield m, _decode(raw, path, m)
+
+
+def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) -> Iterator[Batch]:
+    skipped = 0
+    for line, doc in json_values(path, compressed, max_inflated):
+        if line is None:
+            yield _document(doc, path, limit, max_inflated)
+            return
+        try:
+            batch = _batch(doc, path, line, limit, max_inflated)
+        except _NotTraces as e:
+            skipped += 1
+            if skipped <= _SKIP_WARNINGS:
+                warnings.warn(f"{path}:{line}: skipped a line of {e} (not traces)", TraceFileWarning, stacklevel=3)
+            continue
+        finally:
+            del doc  # the parsed line is freed before the next is read
+        yield batch
+    if skipped > _SKIP_WARNINGS:
+        warnings.warn(
+            f"{path}: skipped {skipped - _SKIP_WARNINGS} more lines that are not traces",
+            TraceFileWarning,
+            stacklevel=2,
+        )
 
 
 def _document(doc: Any, path: str, limit: int, max_inflated: int) -> Batch:
