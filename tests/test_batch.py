@@ -616,3 +616,60 @@ def test_a_file_with_a_retried_request_grades_like_the_file_without_it(recorded:
     with pytest.warns(TraceFileWarning, match="exact duplicate span"):
         twice = grade_traces([retried], SPEC, workers=1).rows()
     assert twice == once and len(once) > 0
+
+
+# --- one collector `file` exporter in both pipelines: files holding trace and logs requests ------------
+
+
+def _collector_files(tmp_path: Path, logs_first: bool) -> tuple[Path, Path]:
+    """The framework runs whose tool calls arrived as log records naming their traces: as a traces and a
+    logs file each, and as one JSON lines file holding both signals, as the collector's `file` exporter
+    writes them (per trace, its records then its spans with `logs_first`, else its spans then its records)."""
+    pairs, mixed = tmp_path / "pairs", tmp_path / ("logs-first" if logs_first else "traces-first")
+    pairs.mkdir()
+    mixed.mkdir()
+    for logs in sorted(CORPUS.glob("*.logs.json")):
+        stem = logs.name.removesuffix(".logs.json")
+        traces = json.loads((CORPUS / f"{stem}.traces.json").read_text())
+        records = json.loads(logs.read_text())
+        if not all(r.get("traceId") for rl in records["resourceLogs"] for sl in rl["scopeLogs"] for r in sl["logRecords"]):
+            continue  # records naming no trace are offered to every tree of every trace file a logs file is given with
+        (pairs / logs.name).write_bytes(logs.read_bytes())
+        (pairs / f"{stem}.traces.json").write_bytes((CORPUS / f"{stem}.traces.json").read_bytes())
+        lines = []
+        for tid in dict.fromkeys(s["traceId"] for rs in traces["resourceSpans"] for ss in rs["scopeSpans"]
+                                 for s in ss["spans"]):  # fmt: skip
+            span_part = {"resourceSpans": [
+                {**rs, "scopeSpans": [{**ss, "spans": [s for s in ss["spans"] if s["traceId"] == tid]}
+                                      for ss in rs["scopeSpans"]]} for rs in traces["resourceSpans"]]}  # fmt: skip
+            log_part = {"resourceLogs": [
+                {**rl, "scopeLogs": [{**sl, "logRecords": [r for r in sl["logRecords"] if r["traceId"] == tid]}
+                                     for sl in rl["scopeLogs"]]} for rl in records["resourceLogs"]]}  # fmt: skip
+            pair = [log_part, span_part] if logs_first else [span_part, log_part]
+            lines += [json.dumps(p) for p in pair]
+        (mixed / f"{stem}.jsonl").write_text("\n".join(lines) + "\n")
+    return pairs, mixed
+
+
+@pytest.mark.parametrize("logs_first", [True, False])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_files_holding_both_signals_grade_like_the_traces_and_logs_files(tmp_path: Path, logs_first: bool,
+                                                                         workers: int) -> None:  # fmt: skip
+    import warnings
+
+    pairs, mixed = _collector_files(tmp_path, logs_first)
+    assert len(list(mixed.iterdir())) > 40
+    expected = sorted((r["trace_id"], r["evaluator"], r["outcome"], r["reason"])
+                      for r in grade_traces([pairs], CORPUS_SPEC, workers=1).rows())  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing skipped
+        rows = grade_traces([mixed], CORPUS_SPEC, workers=workers).rows()
+        assert sorted((r["trace_id"], r["evaluator"], r["outcome"], r["reason"]) for r in rows) == expected
+        by_conv = grade_traces([mixed], CORPUS_SPEC, workers=1, group_by="conversation").rows()
+    assert by_conv == grade_traces([pairs], CORPUS_SPEC, workers=1, group_by="conversation").rows()
+    one = next(mixed.glob("openai--otel-genai--content-on.jsonl"))
+    rows = grade_traces([one], CORPUS_SPEC, workers=1).rows()  # a single such file is a source on its own
+    assert sorted((r["trace_id"], r["evaluator"], r["outcome"]) for r in rows) == sorted(
+        (r["trace_id"], r["evaluator"], r["outcome"]) for r in grade_traces(
+            [CORPUS / "openai--otel-genai--content-on.traces.json", CORPUS / "openai--otel-genai--content-on.logs.json"],
+            CORPUS_SPEC, workers=1).rows())  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from tracegrade import grade, load_traces
 from tracegrade.dialects import extract
 from tracegrade.errors import TraceFormatError
 from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
-from tracegrade.ingest import read_logs
+from tracegrade.ingest import iter_traces, read_logs, read_tree
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
 RUN = "openai--otel-genai--content-on--stream"  # only the OpenAI client instrumented: calls exist only in events
@@ -327,3 +328,198 @@ def test_a_syntax_error_in_a_pretty_printed_logs_document_names_its_line_and_col
     column = lines[k].index('"value"') + len('"value" ') + 1
     assert (e.value.path, e.value.line, e.value.location) == (str(target), k + 3, f"column {column}")
     assert "delimiter" in e.value.problem
+
+
+# --- one collector `file` exporter in both pipelines: a file holding trace and logs requests ---------
+
+
+class _OneFile:
+    """Span and log record exporters that append each export request to one file, as the collector's
+    `file` exporter does when both pipelines use it: a JSON line (`json`) or a length-prefixed message
+    (`proto`). The requests are the SDK's own OTLP encoding of what was exported."""
+
+    def __init__(self, path: Path, fmt: str) -> None:
+        self.path, self.fmt = path, fmt
+        path.write_bytes(b"")
+
+    def write(self, message: Any) -> None:
+        from google.protobuf import json_format
+
+        with self.path.open("ab") as f:
+            if self.fmt == "json":
+                f.write(json.dumps(json_format.MessageToDict(message)).encode() + b"\n")
+            else:
+                body = message.SerializeToString()
+                f.write(len(body).to_bytes(4, "big") + body)
+
+    def exporters(self) -> tuple[Any, Any]:
+        from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+        from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+        sink = self
+
+        class Spans(SpanExporter):
+            def export(self, spans: Any) -> SpanExportResult:
+                sink.write(encode_spans(spans))
+                return SpanExportResult.SUCCESS
+
+        class Logs(LogRecordExporter):
+            def export(self, batch: Any) -> LogRecordExportResult:
+                sink.write(encode_logs(batch))
+                return LogRecordExportResult.SUCCESS
+
+            def shutdown(self) -> None:
+                pass
+
+            def force_flush(self, timeout_millis: int = 30_000) -> bool:
+                return True
+
+        return Spans(), Logs()
+
+
+def _one_file(tmp_path: Path, fmt: str, logs_at_end: bool) -> Path:
+    """The corpus run emitted again through a real `TracerProvider` and `LoggerProvider` whose
+    exporters write one file: each trace's records before its span (both exported as they end), or
+    (`logs_at_end`, a batching logs processor flushed at shutdown) every record after every span."""
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    path = tmp_path / ("collector.jsonl" if fmt == "json" else "collector.pb")
+    span_exporter, log_exporter = _OneFile(path, fmt).exporters()
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
+    processor = BatchLogRecordProcessor(log_exporter, schedule_delay_millis=60_000) if logs_at_end else (
+        SimpleLogRecordProcessor(log_exporter))  # fmt: skip
+    logger_provider.add_log_record_processor(processor)
+    records = read_logs(CORPUS / f"{RUN}.logs.json")
+    for tree in load_traces(CORPUS / f"{RUN}.traces.json"):
+        [chat] = list(tree)
+        logger = logger_provider.get_logger(chat.scope_name)
+        with tracer_provider.get_tracer(chat.scope_name).start_as_current_span(chat.name, attributes=dict(chat.attributes)):
+            for r in records:
+                if r.span_id == chat.span_id:
+                    logger.emit(event_name=r.event_name, body=r.body, attributes=dict(r.attributes))
+    tracer_provider.shutdown()
+    logger_provider.shutdown()
+    return path
+
+
+def _signals(path: Path, fmt: str) -> list[str]:
+    """The signal of each request of the file, in order."""
+    from tracegrade.ingest._protobuf import signal_of
+    from tracegrade.ingest._read import _messages
+
+    if fmt == "json":
+        return ["logs" if "resourceLogs" in json.loads(line) else "traces" for line in path.read_text().splitlines()]
+    return [str(signal_of(raw)) for _, raw in _messages(str(path), False, 1 << 30)]
+
+
+def _calls(trees: list[Any]) -> list[tuple[str, Any]]:
+    return [(c.name, c.args) for t in trees for c in extract(t).tool_calls]
+
+
+EXPECTED_CALLS = [("get_weather", {"city": "Paris"}), ("get_order", {"order_id": 1234}),
+                  ("search_kb", {"query": "refund policy"}), ("search_kb", {"query": "refund policy"})]  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", ["json", "proto"])
+@pytest.mark.parametrize("logs_at_end", [False, True])
+def test_a_file_holding_both_signals_reads_spans_and_attaches_records(tmp_path: Path, fmt: str, logs_at_end: bool) -> None:
+    path = _one_file(tmp_path, fmt, logs_at_end)
+    signals = _signals(path, fmt)
+    assert set(signals) == {"traces", "logs"}
+    assert signals[0] == ("traces" if logs_at_end else "logs")  # read as a trace file, or as a logs file first
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is skipped
+        trees = load_traces(path)
+        assert len(trees) == 4 and all(n.logs for t in trees for n in t)
+        assert _calls(trees) == _calls(load_traces(CORPUS.glob(f"{RUN}.*.json"))) == EXPECTED_CALLS
+        assert sum(t.unattached_logs for t in trees) == 0
+        assert _calls(list(iter_traces(path, per_file=False))) == EXPECTED_CALLS
+        tree = read_tree(path)  # grade(path) reads it so: one tree, every record attached
+        assert sum(len(n.logs) for n in tree) == 27 and tree.unattached_logs == 0
+        [ok] = grade(path, [ArgumentCorrectness("get_order", {"order_id": 1234})])
+        assert ok.passed, ok.reasoning
+
+
+def test_the_cli_grades_a_file_holding_both_signals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tracegrade.cli import main
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 2\n")
+    for logs_at_end in (False, True):
+        path = _one_file(tmp_path, "json", logs_at_end)
+        assert main(["grade", str(path), "--spec", str(spec), "--format", "json"]) == 0
+        turns = [case["runs"][0]["turns"][0] for case in json.loads(capsys.readouterr().out)["cases"]]
+        assert len(turns) == 4 and turns[0]["tool_calls"] == ["get_weather(city='Paris')", "get_order(order_id=1234)"]
+        assert main(["show", str(path)]) == 0
+        assert "get_order" in capsys.readouterr().out
+
+
+def test_read_spans_and_read_logs_read_their_signal_of_a_file_holding_both(tmp_path: Path) -> None:
+    from tracegrade.ingest import TraceFileWarning, read_spans
+
+    path = _one_file(tmp_path, "json", logs_at_end=False)  # a logs request first
+    with pytest.warns(TraceFileWarning, match="not traces"):  # its logs lines
+        assert len(list(read_spans(path))) == 4  # the spans, not lost behind the first line
+    with pytest.warns(TraceFileWarning, match=r"skipped 4 request\(s\) of OTLP traces \(not logs\); load_traces reads both"):
+        assert len(read_logs(path)) == 27
+
+
+def _corpus_lines() -> tuple[list[str], list[str]]:
+    """One JSON line per trace of the corpus run, and one per trace with its records (in trace order)."""
+    traces = json.loads((CORPUS / f"{RUN}.traces.json").read_text())
+    logs = json.loads((CORPUS / f"{RUN}.logs.json").read_text())
+    [rs], [rl] = traces["resourceSpans"], logs["resourceLogs"]
+    [ss], [sl] = rs["scopeSpans"], rl["scopeLogs"]
+    span_lines, log_lines = [], []
+    for s in ss["spans"]:
+        span_lines.append(json.dumps({"resourceSpans": [{**rs, "scopeSpans": [{**ss, "spans": [s]}]}]}))
+        mine = [r for r in sl["logRecords"] if r["traceId"] == s["traceId"]]
+        log_lines.append(json.dumps({"resourceLogs": [{**rl, "scopeLogs": [{**sl, "logRecords": mine}]}]}))
+    return span_lines, log_lines
+
+
+def test_records_that_come_after_their_trace_was_emitted_are_reported_not_dropped(tmp_path: Path) -> None:
+    from tracegrade.ingest import TraceFileWarning
+
+    spans, logs = _corpus_lines()
+    path = tmp_path / "late.jsonl"
+    path.write_text("\n".join([spans[0], spans[1], spans[2], logs[0], logs[1], logs[2]]) + "\n")
+    with pytest.warns(TraceFileWarning) as record:
+        trees = load_traces(path, idle_lines=2)  # trace 1 is emitted once two lines pass without it
+    [message] = [str(w.message) for w in record]
+    n = len(json.loads(logs[0])["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
+    tid = json.loads(spans[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    assert message.startswith(f"{path}:4: {n} log record(s) of trace {tid} come after the trace was emitted")
+    assert message.endswith("they are not attached (raise idle_lines)")
+    assert [bool(t.nodes[0].logs) for t in trees] == [False, True, True]
+    assert _calls(load_traces(path)) == EXPECTED_CALLS  # the default idle_lines waits long enough
+
+
+def test_records_naming_a_trace_without_spans_in_the_file_are_reported(tmp_path: Path) -> None:
+    from tracegrade.ingest import TraceFileWarning
+
+    spans, logs = _corpus_lines()
+    path = tmp_path / "other.jsonl"
+    path.write_text("\n".join([spans[0], logs[0], logs[3]]) + "\n")
+    n = len(json.loads(logs[3])["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
+    with pytest.warns(TraceFileWarning, match=f"{n} log record\\(s\\) name 1 trace\\(s\\) that have no spans there"):
+        [tree] = load_traces(path)
+    assert tree.nodes[0].logs
+
+
+def test_a_bad_log_record_in_a_trace_file_names_its_line_and_field(tmp_path: Path) -> None:
+    spans, logs = _corpus_lines()
+    bad = json.loads(logs[1])
+    bad["resourceLogs"][0]["scopeLogs"][0]["logRecords"][1]["spanId"] = "xyz"
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([spans[0], logs[0], spans[1], json.dumps(bad)]) + "\n")
+    with pytest.raises(TraceFormatError) as e:
+        load_traces(path)
+    assert (e.value.path, e.value.line) == (str(path), 4)
+    assert e.value.location == "resourceLogs[0].scopeLogs[0].logRecords[1].spanId"

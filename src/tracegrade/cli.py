@@ -54,18 +54,15 @@ def _demo(console: Console) -> int:
 def _traces(paths: Sequence[str], dialect: str | None) -> Iterator[tuple[str, SpanTree, Trajectory]]:
     """(label, tree, trajectory) of every trace, file by file, streaming (one trace in memory at a time)."""
     from .dialects import extract
-    from .ingest import iter_traces, trace_files
-    from .ingest._logs import is_logs_file
-    from .ingest._traces import recording_id
+    from .ingest import trace_files
+    from .ingest._traces import logs_by_trace, recording_id, split_inputs, trees_of
 
-    files = trace_files(list(paths))
-    logs = [f for f in files if is_logs_file(f)]  # attached to the traces of every trace file
-    if files and len(logs) == len(files):
+    traces, logs = split_inputs(trace_files(list(paths)))
+    if logs and not traces:
         raise _BadInput(_logs_only(logs))
-    for path in files:
-        if path in logs:
-            continue
-        for tree in iter_traces([path, *logs] if logs else path):
+    by_trace = logs_by_trace(logs)  # attached to the traces of every trace file
+    for path in traces:
+        for tree in trees_of([path], by_trace, logs_files=logs):
             root = tree.roots[0] if tree.roots else None
             label = f"{path}: {root.trace_id:032x} {root.name!r}" if root is not None else f"{path}: (empty)"
             if (rid := recording_id(tree)) is not None:  # a recorded run: every turn (trace) is one unit

@@ -63,11 +63,11 @@ class Sources:
 
 
 def classify_sources(sources: Iterable[str | os.PathLike[str]]) -> Sources:
-    """Each source as OTLP trace files (a file, or a directory's trace files), an OTLP logs file, or a
-    span table (a `.parquet` file, a directory of Parquet files, a Delta table: a directory with
+    """Each source as OTLP trace files (a file, or a directory's trace files), an OTLP logs file (a
+    collector file holding both signals is both), or a span table (a `.parquet` file, a directory of Parquet files, a Delta table: a directory with
     `_delta_log`). Logs files need trace files to attach to: span tables carry no log records."""
     from ..ingest import trace_files
-    from ..ingest._logs import is_logs_file
+    from ..ingest._traces import split_inputs
 
     sources = list(sources)
     out: list[Source] = []
@@ -88,8 +88,10 @@ def classify_sources(sources: Iterable[str | os.PathLike[str]]) -> Sources:
             out.append(SpanTableSource(path, "parquet"))
         else:
             out.extend(trace_files(path))
-    logs = tuple(str(p) for p in out if isinstance(p, Path) and is_logs_file(p))
-    items = [p for p in out if not (isinstance(p, Path) and str(p) in logs)]
+    traces, logs_files = split_inputs(p for p in out if isinstance(p, Path))  # a file may hold both signals
+    logs = tuple(map(str, logs_files))
+    spans_from = set(traces)
+    items = [p for p in out if not isinstance(p, Path) or p in spans_from]
     if not items:
         raise BatchInputError("no trace files or span tables in " + ", ".join(map(str, sources)))
     if logs and not any(isinstance(p, Path) for p in items):
@@ -123,7 +125,8 @@ class OtlpTask:
         """`iter_traces([path, *logs])`, the logs files read once per process (every task of a job shares them)."""
         from ..ingest._traces import trees_of
 
-        return trees_of([Path(self.path)], _logs_index(self.logs), split_runs=split_runs)
+        logs = tuple(map(Path, self.logs))
+        return trees_of([Path(self.path)], _logs_index(self.logs), split_runs=split_runs, logs_files=logs)
 
     def label(self) -> str:
         return self.path

@@ -8,8 +8,10 @@ Formats, sniffed by content (not by file name):
 - OTLP protobuf: a single message or the collector's 4-byte length-prefixed stream, read message
   by message (needs the `proto` extra: `pip install tracegrade[proto]`).
 - Jaeger JSON (`data[].spans`, UI download or `/api/traces`).
-- OTLP/JSON logs (documents or JSON lines) among the inputs: their records are attached to the
-  spans they name (`SpanNode.logs`); `read_logs` reads one such file.
+- OTLP logs (JSON documents, JSON lines, protobuf) among the inputs: their records are attached to
+  the spans they name (`SpanNode.logs`); `read_logs` reads one such file. A JSON lines file or
+  protobuf stream may hold both signals (one collector `file` exporter in both pipelines): its spans
+  are read as spans, its records attached as a logs file's are.
 - Any of these gzip-compressed; a compressed file may inflate to at most `max_inflated_bytes`
   (default 256 MiB), so a small file that inflates to gigabytes is an error, not a memory blow-up.
 

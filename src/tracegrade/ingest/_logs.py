@@ -9,9 +9,11 @@ severity, body and attributes. Attribute and body values use the span decoders.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 from ..spans import LogRecord
+from . import _json
 from ._bytes import parse_json
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES, Bad, TraceFormatError, type_name
 from ._otlp import any_value, attributes, camelize, parse_id, parse_time
@@ -21,8 +23,8 @@ from ._protobuf import _id as _pb_id
 from ._protobuf import message_class, signal_of
 
 __all__ = [
-    "LogRecord", "ReceivedLog", "is_logs_file", "logs_from_json_bytes", "logs_from_message", "logs_from_protobuf_bytes",
-    "read_logs",
+    "LogRecord", "ReceivedLog", "holds_traces", "is_logs_file", "logs_from_json_bytes", "logs_from_message",
+    "logs_from_protobuf_bytes", "logs_of_json", "read_logs",
 ]  # fmt: skip
 
 _ORIGIN = "<request>"
@@ -146,14 +148,14 @@ def logs_from_json_bytes(body: bytes, limit: int = DEFAULT_MAX_ATTRIBUTE_BYTES) 
     """Decode one OTLP/JSON `ExportLogsServiceRequest`; raises `TraceFormatError` with the JSON path."""
     doc = parse_json(body)
     try:
-        return _logs_of(doc, limit)
+        return logs_of_json(doc, limit)
     except Bad as e:
         raise TraceFormatError(e.problem, _ORIGIN, None, e.location) from None
     except RecursionError:
         raise TraceFormatError("JSON nested too deeply", _ORIGIN) from None
 
 
-def _logs_of(doc: Any, limit: int) -> list[LogRecord]:
+def logs_of_json(doc: Any, limit: int) -> list[LogRecord]:
     """The records of one parsed OTLP/JSON logs request; raises `Bad` with the JSON path."""
     out: list[LogRecord] = []
     doc = _obj(doc, "an ExportLogsServiceRequest")
@@ -217,6 +219,39 @@ def is_logs_file(path: str | os.PathLike[str], max_inflated: int = DEFAULT_MAX_I
     return bool(found) and (not traces or min(found) < min(traces))
 
 
+def holds_traces(path: str | os.PathLike[str], max_inflated: int = DEFAULT_MAX_INFLATED_BYTES) -> bool:
+    """Whether a logs file (`is_logs_file`) holds trace requests too: a JSON lines file or protobuf
+    stream one collector `file` exporter in both pipelines wrote. False for a file it cannot read
+    (the logs reader reports what is wrong with it)."""
+    from ._read import _BOM, _messages, _opened, _sniff, is_trace_request
+
+    name = os.fspath(path)
+    try:
+        kind, compressed = _sniff(name, max_inflated)
+        if kind == "protobuf":
+            return any(label and signal_of(raw) == "traces" for label, raw in _messages(name, compressed, max_inflated))
+        with _opened(name, compressed, max_inflated) as f:
+            lines = (line for line in f if not line.isspace())
+            first = next(lines, b"")
+            try:
+                _json.loads(first.removeprefix(_BOM))
+            except _json.JSONError:
+                return False  # one (pretty-printed) document: one signal
+            for line in lines:  # only a line naming a trace key is parsed
+                if any(key in line for key in _TRACE_LINE_KEYS):
+                    try:
+                        if is_trace_request(_json.loads(line)):
+                            return True
+                    except _json.JSONError:
+                        continue
+    except (TraceFormatError, OSError):
+        pass
+    return False
+
+
+_TRACE_LINE_KEYS = (*_TRACES_KEYS, b'"trace"', b'"result"')
+
+
 def read_logs(
     path: str | os.PathLike[str],
     *,
@@ -225,25 +260,57 @@ def read_logs(
 ) -> list[LogRecord]:
     """Every log record of an OTLP logs file: an OTLP/JSON document (pretty-printed or not), JSON lines,
     or protobuf (one `ExportLogsServiceRequest`, or a length-prefixed stream of them), gzip too; told
-    apart as trace files are. `TraceFormatError` naming the file, the line (and column) of a JSON
-    lines file, or the field path in the document or message, for bad input."""
-    from ._read import _check_regular, _messages, _sniff, json_values
+    apart as trace files are. The trace requests of a JSON lines file or stream holding both signals
+    (one collector `file` exporter in both pipelines: `load_traces` reads both) are skipped with a
+    `TraceFileWarning`, as are metrics lines. `TraceFormatError` naming the file, the line (and
+    column) of a JSON lines file, or the field path in the document or message, for bad input."""
+    from ._read import TraceFileWarning
+
+    records, traces = file_logs(path, max_attribute_bytes, max_inflated_bytes)
+    if traces:
+        warnings.warn(
+            f"{os.fspath(path)}: skipped {traces} request(s) of OTLP traces (not logs); load_traces reads both",
+            TraceFileWarning,
+            stacklevel=2,
+        )
+    return records
+
+
+def file_logs(path: str | os.PathLike[str], limit: int, max_inflated: int) -> tuple[list[LogRecord], int]:
+    """`read_logs`: the records, and how many trace requests were skipped (not warned about: the trace
+    reader reads them)."""
+    from . import _read
 
     name = os.fspath(path)
-    _check_regular(name)
-    kind, compressed = _sniff(name, max_inflated_bytes)
-    if kind == "protobuf":
-        return [
-            record
-            for label, raw in _messages(name, compressed, max_inflated_bytes)
-            for record in _decode_pb(raw, max_attribute_bytes, name, label, file=True)
-        ]
+    _read._check_regular(name)
+    kind, compressed = _read._sniff(name, max_inflated)
     out: list[LogRecord] = []
-    for line, doc in json_values(name, compressed, max_inflated_bytes):
+    traces = skipped = 0
+    if kind == "protobuf":
+        for label, raw in _read._messages(name, compressed, max_inflated):
+            if label and signal_of(raw) == "traces":
+                traces += 1
+            else:
+                out.extend(_decode_pb(raw, limit, name, label, file=True))
+        return out, traces
+    for line, doc in _read.json_values(name, compressed, max_inflated):
+        if line is not None:
+            if _read.is_trace_request(doc):
+                traces += 1
+                continue
+            if (signal := _read.other_signal(doc)) is not None:
+                skipped += 1
+                if skipped <= _read._SKIP_WARNINGS:
+                    warnings.warn(f"{name}:{line}: skipped a line of {signal} (not logs)", _read.TraceFileWarning,
+                                  stacklevel=3)  # fmt: skip
+                continue
         try:
-            out.extend(_logs_of(doc, max_attribute_bytes))
+            out.extend(logs_of_json(doc, limit))
         except Bad as e:
             raise TraceFormatError(e.problem, name, line, e.location) from None
         except RecursionError:
             raise TraceFormatError("JSON nested too deeply", name, line) from None
-    return out
+    if skipped > _read._SKIP_WARNINGS:
+        more = skipped - _read._SKIP_WARNINGS
+        warnings.warn(f"{name}: skipped {more} more lines that are not logs", _read.TraceFileWarning, stacklevel=3)
+    return out, traces

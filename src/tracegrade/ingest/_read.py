@@ -19,17 +19,17 @@ import os
 import stat
 import warnings
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from .._gc import paused_gc
-from ..spans import Span
+from ..spans import LogRecord, Span
 from . import _jaeger, _json, _otlp, _protobuf
 from ._errors import DEFAULT_MAX_INFLATED_BYTES, Bad, TraceFormatError, type_name
 
-__all__ = ["Batch", "Origin", "TraceFileWarning", "json_values", "read_batches"]
+__all__ = ["Batch", "LogsMode", "Origin", "TraceFileWarning", "is_trace_request", "json_values", "other_signal", "read_batches"]
 
 _GZIP = b"\x1f\x8b"
 _ZSTD = b"\x28\xb5\x2f\xfd"
@@ -52,6 +52,34 @@ class TraceFileWarning(UserWarning):
 
 class _NotTraces(Exception):
     """A valid OTLP document of another signal (metrics, logs)."""
+
+
+LogsMode = Literal["warn", "read", "skip"]
+"""What the trace reader does with the logs requests of a JSON lines file or protobuf stream: skip them
+with a `TraceFileWarning` (`warn`), decode their records into `Batch.records` (`read`), or skip them
+and the other signals' requests quietly (`skip`: the file is read as a logs file too, which reports them)."""
+_LOGS = "OTLP logs"
+
+
+def is_trace_request(doc: Any) -> bool:
+    """Whether a parsed JSON request is one the trace reader reads as traces (OTLP, Tempo, Jaeger)."""
+    if type(doc) is not dict:
+        return False
+    if "resourceSpans" in doc or "resource_spans" in doc or "batches" in doc:
+        return True
+    if any(type(inner := doc.get(w)) is dict and ("resourceSpans" in inner or "resource_spans" in inner)
+           for w in ("trace", "result")):  # fmt: skip
+        return True
+    return _jaeger.is_jaeger(doc)
+
+
+def other_signal(doc: Any) -> str | None:
+    """The OTLP signal of a parsed JSON request that is neither traces nor logs (`OTLP metrics`), or None."""
+    if type(doc) is dict:
+        for key, what in _NOT_TRACES.items():
+            if what != _LOGS and key in doc:
+                return what
+    return None
 
 
 @dataclass(slots=True, eq=False)
@@ -90,10 +118,12 @@ class Origin:
 
 @dataclass(slots=True)
 class Batch:
-    """The spans of one export request, and where it was read."""
+    """The spans of one export request, and where it was read; or, for a logs request read from a
+    trace file (`logs="read"`), its log records and no spans."""
 
     spans: list[Span]
     origin: Origin
+    records: Sequence[LogRecord] = ()
 
 
 def spans_from_document(doc: Any, limit: int) -> list[Span]:
@@ -242,16 +272,19 @@ def _sniff(path: str, max_inflated: int) -> tuple[str, bool]:
 
 
 def read_batches(
-    path: str | os.PathLike[str], limit: int, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES
-) -> Iterator[Batch]:
-    """The export requests of one file, in file order (JSON lines and protobuf streams are streamed)."""
+    path: str | os.PathLike[str], limit: int, max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+    logs: LogsMode = "warn",
+) -> Iterator[Batch]:  # fmt: skip
+    """The export requests of one file, in file order (JSON lines and protobuf streams are streamed).
+    The logs requests among them (one collector file exporter in both pipelines) as `logs` says; a
+    file that is one logs request (a document, a single message) is an error."""
     path = os.fspath(path)
     _check_regular(path)
     fmt, compressed = _sniff(path, max_inflated_bytes)
     if fmt == "protobuf":
-        yield from _protobuf_batches(path, compressed, limit, max_inflated_bytes)
+        yield from _protobuf_batches(path, compressed, limit, max_inflated_bytes, logs)
     else:
-        yield from _json_batches(path, compressed, limit, max_inflated_bytes)
+        yield from _json_batches(path, compressed, limit, max_inflated_bytes, logs)
 
 
 def _decode(raw: bytes | bytearray | memoryview, path: str, line: int | None, offset: int = 0) -> Any:
@@ -307,7 +340,7 @@ def json_values(path: str, compressed: bool, max_inflated: int) -> Iterator[tupl
                 yield m, _decode(raw, path, m)
 
 
-def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) -> Iterator[Batch]:
+def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int, logs: LogsMode) -> Iterator[Batch]:
     skipped = 0
     for line, doc in json_values(path, compressed, max_inflated):
         if line is None:
@@ -316,10 +349,15 @@ def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) ->
         try:
             batch = _batch(doc, path, line, limit, max_inflated)
         except _NotTraces as e:
-            skipped += 1
-            if skipped <= _SKIP_WARNINGS:
-                warnings.warn(f"{path}:{line}: skipped a line of {e} (not traces)", TraceFileWarning, stacklevel=3)
-            continue
+            if logs == "read" and str(e) == _LOGS:
+                batch = Batch([], Origin(path, line, "", _no_paths), _json_logs(doc, path, line, limit))
+            elif logs != "skip":
+                skipped += 1
+                if skipped <= _SKIP_WARNINGS:
+                    warnings.warn(f"{path}:{line}: skipped a line of {e} (not traces)", TraceFileWarning, stacklevel=3)
+                continue
+            else:
+                continue
         finally:
             del doc  # the parsed line is freed before the next is read
         yield batch
@@ -329,6 +367,21 @@ def _json_batches(path: str, compressed: bool, limit: int, max_inflated: int) ->
             TraceFileWarning,
             stacklevel=2,
         )
+
+
+def _no_paths() -> Iterator[str]:
+    return iter(())
+
+
+def _json_logs(doc: Any, path: str, line: int, limit: int) -> list[LogRecord]:
+    from ._logs import logs_of_json
+
+    try:
+        return logs_of_json(doc, limit)
+    except Bad as e:
+        raise TraceFormatError(e.problem, path, line, e.location) from None
+    except RecursionError:
+        raise TraceFormatError("JSON nested too deeply", path, line) from None
 
 
 def _document(doc: Any, path: str, limit: int, max_inflated: int) -> Batch:
@@ -393,17 +446,29 @@ def _messages(path: str, compressed: bool, max_inflated: int) -> Iterator[tuple[
             index += 1
 
 
-def _protobuf_batches(path: str, compressed: bool, limit: int, max_inflated: int) -> Iterator[Batch]:
+def _protobuf_batches(path: str, compressed: bool, limit: int, max_inflated: int, logs: LogsMode) -> Iterator[Batch]:
     request = _protobuf.message_class(path)
     from google.protobuf.message import DecodeError
 
+    skipped = 0
     for i, (label, raw) in enumerate(_messages(path, compressed, max_inflated)):
         if _protobuf.signal_of(raw) == "logs":  # the same outer shape as traces: tell them apart
-            raise TraceFormatError(
-                "this protobuf message holds OTLP logs, not traces: pass it to load_traces beside the traces "
-                "(or read it with read_logs)",
-                path, None, label,
-            )  # fmt: skip
+            if not label:
+                raise TraceFormatError(
+                    "this protobuf message holds OTLP logs, not traces: pass it to load_traces beside the traces "
+                    "(or read it with read_logs)",
+                    path, None, label,
+                )  # fmt: skip
+            if logs == "read":
+                from ._logs import _decode_pb
+
+                yield Batch([], Origin(path, None, label, _no_paths), _decode_pb(raw, limit, path, label, file=True))
+            elif logs == "warn":
+                skipped += 1
+                if skipped <= _SKIP_WARNINGS:
+                    warnings.warn(f"{path}: {label}: skipped a message of OTLP logs (not traces)", TraceFileWarning,
+                                  stacklevel=3)  # fmt: skip
+            continue
         try:
             msg = request.FromString(raw)
         except DecodeError as e:
@@ -420,6 +485,9 @@ def _protobuf_batches(path: str, compressed: bool, limit: int, max_inflated: int
             raise TraceFormatError(e.problem, path, None, f"{label}: {e.location}" if label else e.location) from None
         del msg, raw
         yield Batch(spans, Origin(path, None, label, _protobuf_paths(request, path, compressed, i, max_inflated)))
+    if skipped > _SKIP_WARNINGS:
+        warnings.warn(f"{path}: skipped {skipped - _SKIP_WARNINGS} more messages that are not traces",
+                      TraceFileWarning, stacklevel=2)  # fmt: skip
 
 
 def _protobuf_paths(

@@ -6,7 +6,7 @@ import bisect
 import os
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -15,15 +15,16 @@ from ..spans import LogRecord, Span, SpanEvent
 from ..trajectory import AgentRun
 from ..tree import SpanNode, SpanTree
 from ._errors import DEFAULT_MAX_ATTRIBUTE_BYTES, DEFAULT_MAX_INFLATED_BYTES
-from ._logs import is_logs_file, read_logs
-from ._read import Batch, Origin, TraceFileWarning, read_batches
+from ._logs import file_logs, holds_traces, is_logs_file
+from ._read import Batch, LogsMode, Origin, TraceFileWarning, read_batches
 
-_DUPLICATE_WARNINGS = 20
-"""Traces whose exact duplicate spans are each reported; past them, one sum at the end of the file."""
+_REPORTED = 20
+"""Traces whose exact duplicate spans (or late log records) are each reported; past them, one sum at the
+end of the file."""
 
 __all__ = [
     "DEFAULT_IDLE_LINES", "RECORDING_ID", "PathArg", "iter_traces", "load_traces", "logs_by_trace", "read_spans",
-    "read_tree", "recording_id", "trace_files", "trees_of",
+    "read_tree", "recording_id", "split_inputs", "trace_files", "trees_of",
 ]  # fmt: skip
 
 PathArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
@@ -160,7 +161,7 @@ class _Grouper:
         if dropped:
             self.duplicates += len(dropped)
             self.warned += 1
-            if self.warned <= _DUPLICATE_WARNINGS:
+            if self.warned <= _REPORTED:
                 origin, index = trace.at(dropped[0][1])
                 first = trace.at(dropped[0][0])
                 warnings.warn(
@@ -174,7 +175,7 @@ class _Grouper:
 
     def report_duplicates(self, where: str) -> None:
         """Sum up the duplicates past the first warnings (at the end of a file, or of the input)."""
-        if self.warned > _DUPLICATE_WARNINGS:
+        if self.warned > _REPORTED:
             warnings.warn(
                 f"{where}: dropped {self.duplicates:,} exact duplicate span(s) in {self.warned:,} traces in all",
                 TraceFileWarning,
@@ -252,56 +253,159 @@ def _validate(tid: int, trace: _Trace) -> tuple[list[Span], list[tuple[int, int]
 def _inputs(
     source: PathArg, max_attribute_bytes: int, idle_lines: int, max_inflated_bytes: int
 ) -> tuple[list[Path], list[Path]]:
-    """(trace files, OTLP logs files) of `source`, listed and sniffed once, after checking the limits."""
+    """`split_inputs` of `source`'s files, after checking the limits."""
     if max_attribute_bytes < 1 or idle_lines < 1 or max_inflated_bytes < 1:
         raise ValueError("max_attribute_bytes, idle_lines and max_inflated_bytes must be positive")
+    return split_inputs(trace_files(source), max_inflated_bytes)
+
+
+def split_inputs(files: Iterable[Path], max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES) -> tuple[list[Path], list[Path]]:
+    """(files to read spans from, OTLP logs files to read first), each file sniffed once. A logs
+    file (its first request is logs) that holds trace requests too, as one collector `file` exporter
+    in both pipelines writes, is in both: its records are read first, its spans in its turn."""
     traces: list[Path] = []
     logs: list[Path] = []
-    for path in trace_files(source):
-        (logs if is_logs_file(path, max_inflated_bytes) else traces).append(path)
+    for path in files:
+        if not is_logs_file(path, max_inflated_bytes):
+            traces.append(path)
+            continue
+        logs.append(path)
+        if holds_traces(path, max_inflated_bytes):
+            traces.append(path)
     return traces, logs
 
 
+class _Streamed:
+    """The log records read from the trace files themselves (JSON lines or protobuf streams holding
+    both signals, read with `logs="read"`), held by trace id until their trace is emitted."""
+
+    def __init__(self, grouper: _Grouper) -> None:
+        self.grouper = grouper
+        self.held: dict[int, list[LogRecord]] = {}
+        self.late = self.late_records = 0
+
+    def add(self, batch: Batch) -> None:
+        grouper, held = self.grouper, self.held
+        late: dict[int, int] = {}
+        for record in batch.records:
+            tid = record.trace_id
+            if tid and tid in grouper.emitted and tid not in grouper.active and tid not in grouper.rootless:
+                late[tid] = late.get(tid, 0) + 1
+                continue
+            group = held.get(tid)
+            if group is None:
+                held[tid] = group = []
+            group.append(record)
+        for tid, n in late.items():
+            self.late += 1
+            if self.late <= _REPORTED:
+                origin = batch.origin
+                where = origin.path if origin.line is None else f"{origin.path}:{origin.line}"
+                warnings.warn(
+                    f"{where}{': ' + origin.label if origin.label else ''}: {n} log record(s) of trace {tid:032x} "
+                    f"come after the trace was emitted as complete ({grouper.idle} lines without a span of it); "
+                    "they are not attached (raise idle_lines)",
+                    TraceFileWarning,
+                    stacklevel=5,
+                )
+            self.late_records += n
+
+    def take(self, tid: int) -> list[LogRecord]:
+        """The records of trace `tid` (no longer held)."""
+        return self.held.pop(tid, []) if self.held else []
+
+    def anonymous(self) -> list[LogRecord]:
+        """The records naming no trace, offered to every tree (they count as unattached)."""
+        return self.held.get(0, []) if self.held else []
+
+    def close(self, where: str) -> None:
+        """At the end of a file (or of the input): report the records no tree took."""
+        left = sum(len(records) for tid, records in self.held.items() if tid)
+        if self.late > _REPORTED:
+            warnings.warn(
+                f"{where}: {self.late_records:,} log records of {self.late:,} traces in all came after their trace was "
+                "emitted and are not attached",
+                TraceFileWarning,
+                stacklevel=4,
+            )
+        if left:
+            traces = sum(1 for tid in self.held if tid)
+            warnings.warn(
+                f"{where}: {left:,} log record(s) name {traces:,} trace(s) that have no spans there; they are not "
+                "attached (records read from a trace file attach to its own traces: give a rotated file's "
+                "siblings with per_file=False)",
+                TraceFileWarning,
+                stacklevel=4,
+            )
+        self.held.clear()
+        self.late = self.late_records = 0
+
+
 def _groups(
-    files: list[Path], max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int
-) -> Iterator[list[Span]]:
-    for spans, _ in _units(files, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
+    files: list[Path], max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int,
+    logs_files: Collection[Path] | None = None, sink: list[LogRecord] | None = None,
+) -> Iterator[list[Span]]:  # fmt: skip
+    units = _units(files, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes, logs_files, sink)
+    for spans, _, _ in units:
         yield spans
 
 
 def _units(
-    files: list[Path], max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int
-) -> Iterator[tuple[list[Span], bool]]:
-    """(spans, is a recording) of each unit: a trace, or every trace of one recorded run (by
-    `RECORDING_ID`, in start order, once the file, or with `per_file=False` the input, is read)."""
-    grouper = _Grouper(idle_lines)
-    recordings: dict[str, list[list[Span]]] = {}
+    files: list[Path], max_attribute_bytes: int, idle_lines: int, per_file: bool, max_inflated_bytes: int,
+    logs_files: Collection[Path] | None = None, sink: list[LogRecord] | None = None,
+) -> Iterator[tuple[list[Span], bool, list[LogRecord]]]:  # fmt: skip
+    """(spans, is a recording, log records read with them) of each unit: a trace, or every trace of one
+    recorded run (by `RECORDING_ID`, in start order, once the file, or with `per_file=False` the input,
+    is read).
 
-    def sort(groups: Iterator[list[Span]]) -> Iterator[tuple[list[Span], bool]]:
+    Logs requests in the files: with `logs_files=None` skipped with a warning (spans only); else a file
+    of `logs_files` (read as logs already) skips them, and any other file's records go to the units of
+    their traces (held until the trace is emitted; records after it are reported), or all to `sink`."""
+    grouper = _Grouper(idle_lines)
+    streamed = _Streamed(grouper)
+    recordings: dict[str, list[tuple[list[Span], list[LogRecord]]]] = {}
+
+    def sort(groups: Iterator[list[Span]]) -> Iterator[tuple[list[Span], bool, list[LogRecord]]]:
         for group in groups:
             rid = _recording_of(group)
+            records = streamed.take(group[0].trace_id)  # a group is one trace
             if rid is None:
-                yield group, False
+                yield group, False, [*records, *streamed.anonymous()] if records or streamed.held else records
             else:
-                recordings.setdefault(rid, []).append(group)
+                recordings.setdefault(rid, []).append((group, records))
 
-    def release() -> Iterator[tuple[list[Span], bool]]:
+    def release() -> Iterator[tuple[list[Span], bool, list[LogRecord]]]:
         for traces in recordings.values():
-            traces.sort(key=lambda t: min((s.start_ns, s.span_id) for s in t))
-            yield [s for t in traces for s in t], True
+            traces.sort(key=lambda t: min((s.start_ns, s.span_id) for s in t[0]))
+            records = [r for _, rs in traces for r in rs]
+            yield [s for t, _ in traces for s in t], True, [*records, *streamed.anonymous()]
         recordings.clear()
 
+    def where(paths: list[Path]) -> str:
+        return str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more files)"
+
     for path in files:
-        for batch in read_batches(path, max_attribute_bytes, max_inflated_bytes):
+        mode: LogsMode = "warn" if logs_files is None else "skip" if path in logs_files else "read"
+        for batch in read_batches(path, max_attribute_bytes, max_inflated_bytes, mode):
+            if batch.records:
+                if sink is not None:
+                    sink.extend(batch.records)
+                else:
+                    streamed.add(batch)
+                if not batch.spans:
+                    continue
             yield from sort(grouper.add(batch))
         if per_file:
             yield from sort(grouper.flush())
             grouper.report_duplicates(str(path))
             yield from release()
+            streamed.close(str(path))
     yield from sort(grouper.flush())
     if files:
-        grouper.report_duplicates(str(files[0]) if len(files) == 1 else f"{files[0]} (and {len(files) - 1} more files)")
+        grouper.report_duplicates(where(files))
     yield from release()
+    if files:
+        streamed.close(where(files))
 
 
 def read_spans(
@@ -337,9 +441,9 @@ def read_tree(
     so). Bad input raises `TraceFormatError`, as does a span id given to two different spans of one trace across
     files (exact copies are dropped with a `TraceFileWarning`)."""
     traces, logs = _inputs(source, max_attribute_bytes, idle_lines, max_inflated_bytes)
-    spans = [
-        span for group in _groups(traces, max_attribute_bytes, idle_lines, True, max_inflated_bytes) for span in group
-    ]
+    streamed: list[LogRecord] = []  # the records of files holding both signals: all attach to the one tree
+    groups = _groups(traces, max_attribute_bytes, idle_lines, True, max_inflated_bytes, logs, streamed)
+    spans = [span for group in groups for span in group]
     where = os.fspath(source) if isinstance(source, str | os.PathLike) else ", ".join(str(os.fspath(p)) for p in source)
     if len(traces) > 1:  # each file's traces are checked on their own: a span may be in two files
         spans, copies = _without_copies(spans)
@@ -358,8 +462,8 @@ def read_tree(
             where,
         ) from None
     by_trace = logs_by_trace(logs, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes)
-    if by_trace:
-        tree.attach_logs(r for records in by_trace.values() for r in records)
+    if by_trace or streamed:
+        tree.attach_logs([*(r for records in by_trace.values() for r in records), *streamed])
     return tree
 
 
@@ -407,7 +511,12 @@ def iter_traces(
     Log records: OTLP logs files (JSON, JSON lines or protobuf, gzip too) among the inputs
     (`load_traces([traces, logs])`, or a directory holding both, such as the `run.json` and
     `run.logs.json` that `write_otlp_json` writes) are read first and each record is attached to the
-    span it names (`SpanNode.logs`: e.g. the GenAI instrumentations' message events).
+    span it names (`SpanNode.logs`: e.g. the GenAI instrumentations' message events). A JSON lines file
+    or protobuf stream holding both signals (one collector `file` exporter in both pipelines) gives its
+    spans and its records: if its first request is logs, it is read as a logs file first; else its
+    records are attached to the trees of its traces (of the file, or with `per_file=False` the input)
+    emitted after them, and a record that comes after its trace was emitted, or names a trace without
+    spans there, is reported with a `TraceFileWarning`.
 
     Limits: an attribute value may hold at most `max_attribute_bytes`; a gzip-compressed file may
     inflate to at most `max_inflated_bytes` (it is read no further: raise the limit for a trusted
@@ -417,7 +526,7 @@ def iter_traces(
     by_trace = logs_by_trace(logs, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes)
     yield from trees_of(
         traces, by_trace, max_attribute_bytes=max_attribute_bytes, idle_lines=idle_lines, per_file=per_file,
-        split_runs=split_runs, max_inflated_bytes=max_inflated_bytes,
+        split_runs=split_runs, max_inflated_bytes=max_inflated_bytes, logs_files=logs,
     )  # fmt: skip
 
 
@@ -427,8 +536,8 @@ def logs_by_trace(
 ) -> dict[int, list[LogRecord]]:  # fmt: skip
     """The records of OTLP logs files by trace id (0: records naming no trace), in file order."""
     by_trace: dict[int, list[LogRecord]] = {}
-    for path in paths:
-        for record in read_logs(path, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes):
+    for path in paths:  # the trace requests of a file holding both signals are read as traces (`split_inputs`)
+        for record in file_logs(path, max_attribute_bytes, max_inflated_bytes)[0]:
             by_trace.setdefault(record.trace_id, []).append(record)
     return by_trace
 
@@ -436,15 +545,17 @@ def logs_by_trace(
 def trees_of(
     traces: list[Path], by_trace: dict[int, list[LogRecord]], *, max_attribute_bytes: int = DEFAULT_MAX_ATTRIBUTE_BYTES,
     idle_lines: int = DEFAULT_IDLE_LINES, per_file: bool = True, split_runs: bool = True,
-    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES,
+    max_inflated_bytes: int = DEFAULT_MAX_INFLATED_BYTES, logs_files: Collection[Path] = (),
 ) -> Iterator[SpanTree]:  # fmt: skip
-    """`iter_traces` of trace files whose log records are already read (`logs_by_trace`): one index of
-    the logs serves many trace files."""
-    for group, recorded in _units(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes):
+    """`iter_traces` of trace files whose log records are already read (`logs_by_trace` of
+    `logs_files`): one index of the logs serves many trace files. The records of a trace file holding
+    both signals (and not among `logs_files`) are read with its spans."""
+    units = _units(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes, logs_files)
+    for group, recorded, streamed in units:
         for part in split_agent_runs(group) if split_runs and not recorded else (group,):
             tree = SpanTree.from_spans(part)
-            if by_trace:  # records naming no trace (id 0) are offered to every tree: counted as unattached
-                tree.attach_logs(r for tid in (*tree.trace_ids, 0) for r in by_trace.get(tid, ()))
+            if by_trace or streamed:  # records naming no trace (id 0) are offered to every tree: counted as unattached
+                tree.attach_logs([*(r for tid in (*tree.trace_ids, 0) for r in by_trace.get(tid, ())), *streamed])
             yield tree
 
 
