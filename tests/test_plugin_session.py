@@ -334,3 +334,64 @@ def test_spans_of_a_private_tracer_provider_are_recorded_when_given() -> None:
     assert not run(call, turns).passed  # the global provider never sees these spans
     result = EvalSession(provider=provider).run_sync(call, turns)
     assert result.passed and result.tool_calls_sources == ["spans"]
+
+
+# --- bug: changing an Expect after it was built was ignored (the evaluators were built once) ---
+
+
+def test_fields_changed_after_construction_are_graded_when_the_turn_runs() -> None:
+    from tracegrade import ContainsEvaluator, ToolCallArgsConfig
+
+    def agent(history: list[dict[str, Any]]) -> AgentReply:
+        return AgentReply("Booked", [ToolCall("search", {"q": "table"})])
+
+    appended = Expect(reply_contains_any=["booked"])
+    appended.tool_calls_exclude.append("search")
+    assigned = Expect()
+    assigned.reply_contains_any = ["confirmed"]
+    added = Turn("hi")
+    added.expect.evaluators.append(ContainsEvaluator(any_of=["cancelled"]))
+    config = ToolCallArgsConfig("search", {"q": "table"})
+    config.args = {"q": "chairs"}
+    reasons = []
+    for turn in [Turn("hi", expect=appended), Turn("hi", expect=assigned), added,
+                 Turn("hi", expect=Expect(tool_calls_args=[config]))]:  # fmt: skip
+        result = run(agent, [turn], threshold=1.0)
+        assert not result.passed
+        reasons.append([(v.name, v.passed, v.reasoning) for v in result.runs[0].turn_results[0].eval_results])
+    assert reasons[0][0] == ("ContainsEvaluator", True, "All substring and pattern checks passed (contains 'booked')")
+    assert reasons[0][1][:2] == ("ToolCallEvaluator", False) and "Forbidden tool 'search' was called" in reasons[0][1][2]
+    assert reasons[1] == [("ContainsEvaluator", False, "Reply did not contain any of ['confirmed']")]
+    assert reasons[2] == [("ContainsEvaluator", False, "Reply did not contain any of ['cancelled']")]
+    assert [(name, ok) for name, ok, _ in reasons[3]] == [("ToolCallArgsEvaluator", False)]
+    assert "expected {'q': 'chairs'}" in reasons[3][0][2]
+
+
+def test_a_value_changed_after_construction_is_checked_before_any_agent_call() -> None:
+    calls: list[int] = []
+
+    def agent(history: list[dict[str, Any]]) -> str:
+        calls.append(1)
+        return "ok"
+
+    regex = Expect()
+    regex.reply_matches_any = ["BK-("]
+    with pytest.raises(ValueError, match=r"^turns\[1\]\.expect\.reply_matches_any\[0\]: Invalid regex pattern"):
+        run(agent, [Turn("fine"), Turn("hi", expect=regex)])
+    typed = Expect(max_tool_calls=2)
+    typed.max_tool_calls = "3"  # type: ignore[assignment]
+    with pytest.raises(ValueError, match=r"^turns\[0\]\.expect\.max_tool_calls: must be an integer or None, got '3'"):
+        run(agent, [Turn("hi", expect=typed)])
+    judged = Expect(judge={"rubric": "polite"})
+    judged.judge.rubric = " "  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match=r"^turns\[0\]\.expect\.judge\.rubric: must be a non-empty string"):
+        run(agent, [Turn("hi", expect=judged)])
+    neither = Expect(tool_calls_args=[{"tool": "book", "args": {"time": "10am"}}])
+    neither.tool_calls_args[0].args = None  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match=r"^turns\[0\]\.expect\.tool_calls_args\[0\]: .*needs 'args'"):
+        run(agent, [Turn("hi", expect=neither)])
+    turn = Turn("hi")
+    turn.user = 3  # type: ignore[assignment]
+    with pytest.raises(ValueError, match=r"^turns\[0\]: Turn\.user must be a string, got int"):
+        run(agent, [turn])
+    assert calls == []

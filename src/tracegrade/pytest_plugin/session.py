@@ -21,6 +21,7 @@ from typing import Any, Literal
 import pytest
 
 from ..capture import Capture, capture
+from ..errors import ExpectError
 from ..grading import informational_names, run_evaluator
 from ..results import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
@@ -305,11 +306,8 @@ class EvalSession:
         turns = list(turns)
         if not turns:
             raise ValueError("agent_eval.run() needs at least one Turn")
-        for i, turn in enumerate(turns):
-            if not isinstance(turn, Turn):
-                raise TypeError(f"turns[{i}] must be a Turn, got {type(turn).__name__}")
-            check_audio(turn.audio, f"turns[{i}]")
-        results = list(await asyncio.gather(*(self._run_once(agent, turns, i) for i in range(runs))))
+        checks = [self._evaluators(turn, i) for i, turn in enumerate(turns)]
+        results = list(await asyncio.gather(*(self._run_once(agent, turns, checks, i) for i in range(runs))))
         score = sum(r.passed for r in results) / len(results)
         result = TranscriptResult(score >= threshold - 1e-9, score, float(threshold), results, self.not_evaluated)
         self.results.append(result)
@@ -325,19 +323,40 @@ class EvalSession:
             return asyncio.run(self.run(agent, turns, **kwargs))
         raise RuntimeError("agent_eval.run_sync() was called inside an event loop: use `await agent_eval.run(...)`")
 
-    async def _run_once(self, agent: AgentCallable, turns: list[Turn], index: int) -> RunResult:
+    @staticmethod
+    def _evaluators(turn: Any, index: int) -> list[Any]:
+        """The evaluators of `turns[index]`, built from its fields as they are now; a bad value
+        raises here, before any agent is called, with the turn's path."""
+        where = f"turns[{index}]"
+        if not isinstance(turn, Turn):
+            raise TypeError(f"{where} must be a Turn, got {type(turn).__name__}")
+        try:
+            turn.check()
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+        check_audio(turn.audio, where)
+        try:
+            return turn.expect.build()
+        except ExpectError as e:
+            raise ExpectError(f"{where}.expect.{e.field}", e.message) from None
+
+    async def _run_once(
+        self, agent: AgentCallable, turns: list[Turn], checks: list[list[Any]], index: int
+    ) -> RunResult:
         attempts = 0
         while True:
             attempts += 1
             with capture(provider=self.provider) as run_cap:
-                turn_results, failure = await self._attempt(agent, turns)
+                turn_results, failure = await self._attempt(agent, turns, checks)
             if failure is None or not failure.retryable or attempts > self.retries:
                 break
         error = None if failure is None else str(failure) + (f" (after {attempts} attempts)" if attempts > 1 else "")
         passed = failure is None and all(t.passed for t in turn_results)
         return RunResult(index, passed, turn_results, attempts, error, run_cap)
 
-    async def _attempt(self, agent: AgentCallable, turns: list[Turn]) -> tuple[list[TurnResult], _AgentFailed | None]:
+    async def _attempt(
+        self, agent: AgentCallable, turns: list[Turn], checks: list[list[Any]]
+    ) -> tuple[list[TurnResult], _AgentFailed | None]:
         from ..reporting.trace import expected_steps  # the report's module: loaded only when grading
 
         history: list[dict[str, Any]] = []
@@ -370,7 +389,7 @@ class EvalSession:
                 cap.add_messages(messages)
             ctx = self._context(turn, cap, reply, returned, history)
             history.append({"role": "assistant", "content": reply})
-            evaluators = turn.expect.build()
+            evaluators = checks[index]
             verdicts = list(await asyncio.gather(*(run_evaluator(ev, ctx) for ev in evaluators)))
             info = frozenset(informational_names(evaluators, verdicts))
             ok = all(v.counts_as_passed(self.not_evaluated) or v.name in info for v in verdicts)

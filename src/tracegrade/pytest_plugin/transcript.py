@@ -2,8 +2,10 @@
 `ToolCallArgsConfig`. `Expect` is shorthand for a list of evaluators (`Expect.build()`), described by
 one table (`SHORTHANDS`: an `Expect` field → an evaluator's parameter) that Python and YAML
 transcripts share. Every class checks its arguments at construction (unknown names get the closest
-valid one) and the evaluators are built then too, so a bad value fails right there with the
-evaluator's own message, prefixed by the `Expect` field (`max_tool_calls: ...`).
+valid one) by building the evaluators once, so a bad value fails right there with the evaluator's
+own message, prefixed by the `Expect` field (`max_tool_calls: ...`). `build()` reads the fields
+again each time (`EvalSession.run` calls it), so a field changed after construction counts and is
+checked the same way.
 
 The JSON Schema of YAML transcripts is derived from these classes by `tracegrade.pytest_plugin.schema`.
 """
@@ -64,7 +66,9 @@ class JudgeConfig(JudgeParameters):
     judge_model / model."""
 
     def evaluator(self, cls: type[Any], **extra: Any) -> Any:
-        """The judge of class `cls` with this configuration (and `extra` parameters, e.g. `tool`)."""
+        """The judge of class `cls` with this configuration's current values, checked again (and
+        `extra` parameters, e.g. `tool`)."""
+        self.__post_init__()
         return cls(**{f.name: getattr(self, f.name) for f in fields(JudgeParameters)}, **extra)
 
 
@@ -83,19 +87,17 @@ class ToolCallArgsConfig(ArgsMatchOptions, _ArgsConfigHead):
     """
 
     def __post_init__(self) -> None:
+        self.build()
+
+    def build(self) -> list[Any]:
+        """`ToolCallArgsEvaluator` (with `args`) and `ToolCallArgsJudgeEvaluator` (with `judge`), from
+        the fields' current values, checked as at construction (a `judge` mapping becomes a `JudgeConfig`)."""
         if isinstance(self.judge, Mapping):
             try:
                 self.judge = JudgeConfig(**self.judge)
             except ParameterError as e:  # the parameter's path under `judge`
                 raise self._invalid(f"judge.{e.param}" if e.param else "judge", e.problem) from None
         super().__post_init__()
-        self._built = self._build()
-
-    def build(self) -> list[Any]:
-        """`ToolCallArgsEvaluator` (with `args`) and `ToolCallArgsJudgeEvaluator` (with `judge`)."""
-        return list(self._built)
-
-    def _build(self) -> list[Any]:
         if self.args is None and self.judge is None:
             raise ValueError(
                 f"ToolCallArgsConfig(tool={self.tool!r}) needs 'args' (a deterministic check), "
@@ -106,7 +108,10 @@ class ToolCallArgsConfig(ArgsMatchOptions, _ArgsConfigHead):
             shared = (*fields(ArgsCheck), *fields(ArgsMatchOptions))
             out.append(ToolCallArgsEvaluator(**{f.name: getattr(self, f.name) for f in shared}))
         if self.judge is not None:
-            out.append(self.judge.evaluator(ToolCallArgsJudgeEvaluator, tool=self.tool))
+            try:
+                out.append(self.judge.evaluator(ToolCallArgsJudgeEvaluator, tool=self.tool))
+            except ParameterError as e:  # a JudgeConfig changed after construction
+                raise self._invalid(f"judge.{e.param}" if e.param else "judge", e.problem) from None
         return out
 
 
@@ -172,8 +177,7 @@ class Expect(CheckedParameters):
     spans: list[SpanQuery | SpanPredicate] = field(default_factory=list, metadata=OWN_CHECK)
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        self._built = self._build()
+        self.build()
 
     @classmethod
     def _parameter_error(cls, param: str, problem: str) -> Exception:
@@ -184,10 +188,9 @@ class Expect(CheckedParameters):
         return ExpectError(key, unknown_field(key, names))
 
     def build(self) -> list[Any]:
-        """The evaluators these expectations stand for, in a fixed order: `evaluators` first."""
-        return list(self._built)
-
-    def _build(self) -> list[Any]:
+        """The evaluators these expectations stand for, in a fixed order (`evaluators` first), built
+        from the fields' current values and checked as at construction (mappings become configs)."""
+        super().__post_init__()
         built: list[Any] = []
         for i, ev in enumerate(self.evaluators):
             if not callable(getattr(ev, "evaluate", None)):
@@ -230,6 +233,10 @@ class Turn:
     """A recording of the message for voice agents, passed as the history message's `"audio"` path."""
 
     def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Raise `ValueError` for a field of the wrong type (at construction, and again when the turn runs)."""
         if not isinstance(self.user, str):
             raise ValueError(f"Turn.user must be a string, got {type(self.user).__name__}")
         if not isinstance(self.expect, Expect):
