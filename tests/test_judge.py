@@ -235,7 +235,9 @@ def test_the_judge_parameters_are_declared_once_for_the_judges_the_sugar_and_the
              bridge.TrajectoryJudge]  # fmt: skip
     for cls in users:
         inherited = {f.name: f for f in dataclasses.fields(cls) if f.name in declared}
-        assert all(inherited[name] is field_ for name, field_ in declared.items()), cls
+        own = ("retries", "timeout") if cls is JudgeConfig else ()  # unset (None): the session's judge limits
+        assert all(inherited[name] is field_ for name, field_ in declared.items() if name not in own), cls
+        assert [inherited[name].default for name in own] == [None] * len(own)
 
 
 def test_the_judges_keep_their_positional_signatures() -> None:
@@ -272,22 +274,25 @@ def test_a_bad_judge_parameter_gets_the_same_message_everywhere(kwargs: dict[str
         "TrajectoryJudge": lambda: TrajectoryJudge(**kwargs),
         "JudgeConfig": lambda: JudgeConfig(**kwargs),
     }
+    # JudgeConfig's retries / timeout may be left unset (None: the session's judge limits)
+    sugar = message.replace("an integer, got", "an integer or None, got").replace("a number, got", "a number or None, got")
     for owner, build in builds.items():
+        said = sugar if owner == "JudgeConfig" else message
         with pytest.raises(ParameterError) as caught:
             build()
-        assert str(caught.value) == f"{owner}.{message}"
+        assert str(caught.value) == f"{owner}.{said}"
         with pytest.raises(ParameterError) as caught:
             getattr(bridge, owner, JudgeConfig)(**({"tool": "t"} if "Tool" in owner else {}), **kwargs)
-        assert str(caught.value) == f"{owner}.{message}"
+        assert str(caught.value) == f"{owner}.{said}"
     with pytest.raises(ExpectError) as expect_error:
         Expect(judge=kwargs)
-    assert str(expect_error.value) == f"judge.{message}"
+    assert str(expect_error.value) == f"judge.{sugar}"
     with pytest.raises(ExpectError) as expect_error:
         Expect(tool_calls_args=[{"tool": "t", "judge": kwargs}])
-    assert str(expect_error.value) == f"tool_calls_args[0].judge.{message}"
+    assert str(expect_error.value) == f"tool_calls_args[0].judge.{sugar}"
     with pytest.raises(ParameterError) as caught:
         ToolCallArgsConfig("t", judge=kwargs)  # type: ignore[arg-type]
-    assert str(caught.value) == f"ToolCallArgsConfig.judge.{message}"
+    assert str(caught.value) == f"ToolCallArgsConfig.judge.{sugar}"
 
 
 def test_fence_is_one_line_of_json_that_decodes_to_the_text_and_holds_no_tag() -> None:

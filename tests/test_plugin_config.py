@@ -281,3 +281,61 @@ def test_marker_options_fill_in_the_settings() -> None:
     assert (opts.threshold, opts.runs, opts.tags) == (0.7, 2, ["a"])
     with pytest.raises(ConfigError, match="tags must be a list of strings"):
         marker_options((), {"tags": "a"}, settings)
+
+
+# --- bug: `timeout` / `retries` limited the agent; they are the judges' (pytest-agent-eval's meaning) ---
+
+
+def test_timeout_and_retries_in_pyproject_limit_the_judges_and_agent_keys_limit_the_agent(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyprojecttoml("[tool.agent_eval]\ntimeout = 0.05\nretries = 0\n")
+    pytester.makepyfile(
+        test_limits=src(
+            """
+            import asyncio
+            import pytest
+            from pydantic_ai.models.function import FunctionModel
+            from tracegrade import Expect, Turn
+
+            CALLS = []
+
+            async def slow_judge(messages, info):
+                await asyncio.sleep(1)
+
+            async def slow_agent(history):
+                await asyncio.sleep(0.2)  # beyond `timeout`: not the agent's limit
+                return "Booked"
+
+            async def crashing_agent(history):
+                CALLS.append(1)
+                raise RuntimeError("db down")
+
+            @pytest.mark.agent_eval
+            async def test_slow_agent(agent_eval):
+                turns = [Turn("hi", expect=Expect(reply_contains_any=["booked"]))]
+                (await agent_eval.run(agent=slow_agent, turns=turns)).assert_threshold()
+
+            @pytest.mark.agent_eval
+            async def test_slow_judge(agent_eval):
+                turns = [Turn("hi", expect=Expect(judge={"rubric": "Confirms.", "model": FunctionModel(slow_judge)}))]
+                (await agent_eval.run(agent=slow_agent, turns=turns)).assert_threshold()
+
+            @pytest.mark.agent_eval
+            async def test_crash(agent_eval):
+                try:
+                    await agent_eval.run(agent=crashing_agent, turns=[Turn("hi")])
+                finally:
+                    print(f"\\nCALLS {len(CALLS)}")
+            """
+        )
+    )
+    result = pytester.runpytest("--agent-eval-live", "-s", "-p", "no:asyncio", "-p", "no:anyio")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert "JudgeEvaluator [error]: Judge failed after 1 attempt: timed out after 0.05s" in out
+    assert "FAILED test_limits.py::test_slow_judge" in out and "CALLS 1" in out
+    pytester.makepyprojecttoml("[tool.agent_eval]\nagent_timeout = 0.05\nagent_retries = 1\n")
+    result = pytester.runpytest("--agent-eval-live", "-s", "-p", "no:asyncio", "-p", "no:anyio", "-k", "slow_agent")
+    result.assert_outcomes(failed=1)
+    assert "the agent did not answer turn 1 within 0.05s (agent_timeout) (after 2 attempts)" in result.stdout.str()

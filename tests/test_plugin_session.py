@@ -56,7 +56,7 @@ def test_sync_agents_run_in_worker_threads_so_runs_stay_concurrent() -> None:
         barrier.wait()
         return "ok"
 
-    result = run(agent, [Turn("hi")], runs=3, config={"retries": 0})
+    result = run(agent, [Turn("hi")], runs=3, config={"agent_retries": 0})
     assert result.score == 1.0, result.runs[0].error
 
 
@@ -89,7 +89,7 @@ def test_an_unusable_return_value_fails_the_run_without_retrying() -> None:
         attempts.append(1)
         return 42
 
-    result = run(agent, [Turn("hi")], config={"retries": 3})
+    result = run(agent, [Turn("hi")], config={"agent_retries": 3})
     [r] = result.runs
     assert not r.passed and len(attempts) == 1 and r.attempts == 1
     assert "must return an AgentReply, a str or a (reply, tool_calls) pair, got int: 42" in (r.error or "")
@@ -105,9 +105,9 @@ def test_a_raising_agent_is_retried_then_the_run_fails_with_the_error() -> None:
             raise ConnectionError("rate limited")
         return "ok"
 
-    assert run(agent, [Turn("hi")], config={"retries": 2}).passed and len(attempts) == 3
+    assert run(agent, [Turn("hi")], config={"agent_retries": 2}).passed and len(attempts) == 3
     attempts.clear()
-    result = run(agent, [Turn("hi")], config={"retries": 1})
+    result = run(agent, [Turn("hi")], config={"agent_retries": 1})
     assert not result.passed
     line = agent.__code__.co_firstlineno + 3  # where it raises
     assert result.runs[0].error == (
@@ -132,7 +132,7 @@ def test_a_tool_that_ran_before_the_agent_raised_is_reported_from_its_span() -> 
             pass
         raise RuntimeError("model quota exceeded")
 
-    result = run(agent, [Turn("refund order 7")], config={"retries": 0}, provider=provider)
+    result = run(agent, [Turn("refund order 7")], config={"agent_retries": 0}, provider=provider)
     [turn] = result.runs[0].turn_results
     assert turn.error is not None and turn.error.startswith("the agent raised RuntimeError: model quota exceeded (at ")
     assert [(c.name, c.args) for c in turn.tool_calls] == [
@@ -149,7 +149,7 @@ def test_a_retried_run_starts_again_from_the_first_turn() -> None:
             raise RuntimeError("flaky")
         return "ok"
 
-    result = run(agent, [Turn("one"), Turn("two")], config={"retries": 1})
+    result = run(agent, [Turn("one"), Turn("two")], config={"agent_retries": 1})
     assert result.passed and seen == ["one", "two", "one", "two"] and result.runs[0].attempts == 2
 
 
@@ -158,10 +158,10 @@ def test_a_slow_agent_times_out_and_fails_the_turn() -> None:
         await asyncio.sleep(5)
         return "late"
 
-    result = run(agent, [Turn("hi"), Turn("never reached")], config={"timeout": 0.05, "retries": 0})
+    result = run(agent, [Turn("hi"), Turn("never reached")], config={"agent_timeout": 0.05})
     [r] = result.runs
     assert not r.passed and len(r.turn_results) == 1
-    assert r.error == "the agent did not answer turn 1 within 0.05s"
+    assert r.error == "the agent did not answer turn 1 within 0.05s (agent_timeout)"
 
 
 def test_custom_evaluators_sync_or_async_returning_results_bools_or_scores() -> None:
@@ -395,3 +395,67 @@ def test_a_value_changed_after_construction_is_checked_before_any_agent_call() -
     with pytest.raises(ValueError, match=r"^turns\[0\]: Turn\.user must be a string, got int"):
         run(agent, [turn])
     assert calls == []
+
+
+# --- bug: [tool.agent_eval] timeout / retries limited the agent instead of the judges (pytest-agent-eval's meaning) ---
+
+
+def test_timeout_and_retries_limit_the_judges_that_set_none_and_the_agent_has_no_limit_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from tracegrade import JudgeConfig, JudgeEvaluator, ToolCallArgsConfig
+    from tracegrade.evaluators import judge as judge_module
+
+    monkeypatch.setattr(judge_module, "RETRY_BACKOFF_SECONDS", 0.0)
+    async def slow_judge(messages: list[Any], info: AgentInfo) -> Any:
+        await asyncio.sleep(0.3)
+        raise AssertionError("never reached: every judge here times out")
+
+    agent_calls: list[int] = []
+
+    async def slow_agent(history: list[dict[str, Any]]) -> AgentReply:
+        agent_calls.append(1)
+        await asyncio.sleep(0.1)  # longer than the judges' timeout: the agent has no limit
+        return AgentReply("Booked", [ToolCall("book", {"time": "10am"})])
+
+    model = FunctionModel(slow_judge)
+    expect = Expect(
+        judge={"rubric": "Confirms.", "model": model},
+        tool_calls_args=[ToolCallArgsConfig("book", judge=JudgeConfig("10am.", model=model, retries=1))],
+        evaluators=[JudgeEvaluator("Polite.", model=model, timeout=0.01, retries=0)],
+    )
+    result = run(slow_agent, [Turn("book", expect=expect)], config={"timeout": 0.02, "retries": 0})
+    [run_] = result.runs
+    assert run_.error is None and run_.attempts == 1 and agent_calls == [1]
+    verdicts = sorted((v.name, v.reasoning) for v in run_.turn_results[0].eval_results)
+    assert verdicts == [
+        ("JudgeEvaluator", "Judge failed after 1 attempt: timed out after 0.01s"),  # its own values
+        ("JudgeEvaluator", "Judge failed after 1 attempt: timed out after 0.02s"),  # the session's
+        ("ToolCallArgsJudgeEvaluator", "Judge failed after 2 attempts: timed out after 0.02s"),  # its retries=1
+    ]
+
+
+def test_an_agent_that_raises_is_called_once_and_agent_timeout_and_agent_retries_are_opt_in() -> None:
+    calls: list[int] = []
+
+    async def crashing(history: list[dict[str, Any]]) -> str:
+        calls.append(1)
+        raise RuntimeError("db down")
+
+    [r] = run(crashing, [Turn("hi")]).runs
+    assert calls == [1] and r.attempts == 1 and r.error is not None and "RuntimeError: db down" in r.error
+    calls.clear()
+    [r] = run(crashing, [Turn("hi")], config={"agent_retries": 2}).runs
+    assert calls == [1, 1, 1] and r.attempts == 3 and (r.error or "").endswith("(after 3 attempts)")
+
+    async def raises_timeout(history: list[dict[str, Any]]) -> str:
+        raise TimeoutError("upstream")
+
+    [r] = run(raises_timeout, [Turn("hi")]).runs  # its own TimeoutError, not a limit of ours
+    assert (r.error or "").startswith("the agent raised TimeoutError: upstream")
+    with pytest.raises(ValueError, match="agent_timeout must be a number of seconds > 0, got 0"):
+        EvalSession(config={"agent_timeout": 0})
+    with pytest.raises(ValueError, match="retries must be an integer >= 0, got -1"):
+        EvalSession(config={"retries": -1})

@@ -233,7 +233,8 @@ def _conversation(ctx: TurnContext, limit: int | None = None) -> str | None:
 class JudgeParameters(CheckedParameters):
     """The parameters every judge takes, declared and checked once: the three judges and the pytest
     sugar's `JudgeConfig` inherit them. `model` falls back to `judge_model` / `model` in
-    `[tool.agent_eval]`; an exception is retried `retries` times; `timeout` is seconds per attempt."""
+    `[tool.agent_eval]`; an exception is retried `retries` times; `timeout` is seconds per attempt
+    (`JudgeConfig` may leave both None: unset)."""
 
     rubric: str
     model: str | Model | None = None
@@ -244,9 +245,9 @@ class JudgeParameters(CheckedParameters):
         super().__post_init__()
         if not self.rubric.strip():
             raise self._invalid("rubric", f"must be a non-empty string, got {self.rubric!r}")
-        if self.retries < 0:
+        if self.retries is not None and self.retries < 0:
             raise self._invalid("retries", f"must be an integer >= 0, got {self.retries!r}")
-        if self.timeout <= 0:
+        if self.timeout is not None and self.timeout <= 0:
             raise self._invalid("timeout", f"must be a number of seconds > 0, got {self.timeout!r}")
 
 

@@ -53,9 +53,14 @@ class AgentEvalSettings(BaseModel):
     runs: int = Field(default=DEFAULT_RUNS, ge=1)
     """Default number of runs of each transcript."""
     retries: int = Field(default=2, ge=0)
-    """Times a run is retried when the agent raises or times out."""
+    """Retries of a failed judge call, for the judges of `Expect.judge` and `tool_calls_args` (YAML
+    `judge:`) that set no `retries` (pytest-agent-eval's meaning)."""
     timeout: float = Field(default=30.0, gt=0)
-    """Seconds the agent may take to answer one turn."""
+    """Seconds per judge call, for the same judges when they set no `timeout` (pytest-agent-eval's meaning)."""
+    agent_timeout: float | None = Field(default=None, gt=0)
+    """Seconds the agent may take to answer one turn; None: no limit."""
+    agent_retries: int = Field(default=0, ge=0)
+    """Times a run is retried from its first turn when the agent raises or exceeds `agent_timeout`."""
     yaml_dirs: list[str] = Field(default_factory=lambda: ["tests/evals"])
     """Directories (relative to the project root) whose `*.yaml` files are transcripts."""
     report_path: str | None = None
@@ -140,7 +145,7 @@ def _env_layer(environ: Mapping[str, str]) -> list[_Layer]:
                 continue  # EVAL_LIVE=0 means "not asked for", not "forbid live"
         elif key == "yaml_dirs":
             value = [p for p in raw.split(os.pathsep) if p]
-        elif raw == "" and key in ("model", "judge_model", "report_path"):
+        elif raw == "" and key in ("model", "judge_model", "report_path", "agent_timeout"):
             value = None
         layers.append(_Layer(f"{var} (environment)", {key: value}))
     return layers

@@ -27,7 +27,7 @@ from ..results import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
 from .audio import check_audio
 from .config import DEFAULT_RUNS, DEFAULT_THRESHOLD
-from .transcript import AgentReply, Turn
+from .transcript import JUDGE_RETRIES, JUDGE_TIMEOUT, AgentReply, Turn
 
 __all__ = [
     "AgentCallable",
@@ -256,10 +256,12 @@ class _AgentFailed(Exception):
 class EvalSession:
     """What the `agent_eval` fixture returns; usable on its own outside pytest too.
 
-    `config` is the `[tool.agent_eval]` settings (a mapping or `AgentEvalSettings`): `retries` (times a
-    run is retried when the agent raises or times out), `timeout` (seconds per turn),
-    `not_evaluated` (`"fail"` or `"skip"`), and the judges' `model` / `judge_model` (given to evaluators as
-    `ctx.config`). `on_result` is called with each `TranscriptResult` (the plugin's report uses it).
+    `config` is the `[tool.agent_eval]` settings (a mapping or `AgentEvalSettings`): the judges'
+    `model` / `judge_model` (given to evaluators as `ctx.config`), `retries` / `timeout` (of the judges
+    of `Expect.judge` and `tool_calls_args` that set none: `judge_retries` / `judge_timeout`),
+    `agent_timeout` (seconds the agent may take per turn; None: no limit), `agent_retries` (times a
+    run is retried from its first turn when the agent raises or times out; 0 by default) and
+    `not_evaluated` (`"fail"` or `"skip"`). `on_result` is called with each `TranscriptResult` (the plugin's report uses it).
     `provider` records from a private SDK `TracerProvider` (agents instrumented with
     `InstrumentationSettings(tracer_provider=...)`); it can also be set on the fixture's session.
     """
@@ -277,8 +279,15 @@ class EvalSession:
         self.threshold = threshold
         self.runs = runs
         self.config: dict[str, Any] = {**settings, "surface": "pytest"}  # `surface`: advice that fits (reasons)
-        self.retries: int = int(settings.get("retries", 2))
-        self.timeout: float = float(settings.get("timeout", 30.0))
+        self.judge_retries: int = _count(settings.get("retries", JUDGE_RETRIES), "retries")
+        """Retries of the judges of `Expect.judge` / `tool_calls_args` that set none."""
+        self.judge_timeout: float = _seconds(settings.get("timeout", JUDGE_TIMEOUT), "timeout")
+        """Seconds per call of the same judges when they set none."""
+        agent_timeout = settings.get("agent_timeout")
+        self.agent_timeout: float | None = None if agent_timeout is None else _seconds(agent_timeout, "agent_timeout")
+        """Seconds the agent may take to answer one turn (None: no limit)."""
+        self.agent_retries: int = _count(settings.get("agent_retries", 0), "agent_retries")
+        """Times a run is retried from its first turn when the agent raises or times out."""
         policy = settings.get("not_evaluated", "fail")
         if policy not in ("fail", "skip"):
             raise ValueError(f"not_evaluated must be 'fail' or 'skip', got {policy!r}")
@@ -323,8 +332,7 @@ class EvalSession:
             return asyncio.run(self.run(agent, turns, **kwargs))
         raise RuntimeError("agent_eval.run_sync() was called inside an event loop: use `await agent_eval.run(...)`")
 
-    @staticmethod
-    def _evaluators(turn: Any, index: int) -> list[Any]:
+    def _evaluators(self, turn: Any, index: int) -> list[Any]:
         """The evaluators of `turns[index]`, built from its fields as they are now; a bad value
         raises here, before any agent is called, with the turn's path."""
         where = f"turns[{index}]"
@@ -336,7 +344,7 @@ class EvalSession:
             raise ValueError(f"{where}: {e}") from None
         check_audio(turn.audio, where)
         try:
-            return turn.expect.build()
+            return turn.expect.build(judge_retries=self.judge_retries, judge_timeout=self.judge_timeout)
         except ExpectError as e:
             raise ExpectError(f"{where}.expect.{e.field}", e.message) from None
 
@@ -348,7 +356,7 @@ class EvalSession:
             attempts += 1
             with capture(provider=self.provider) as run_cap:
                 turn_results, failure = await self._attempt(agent, turns, checks)
-            if failure is None or not failure.retryable or attempts > self.retries:
+            if failure is None or not failure.retryable or attempts > self.agent_retries:
                 break
         error = None if failure is None else str(failure) + (f" (after {attempts} attempts)" if attempts > 1 else "")
         passed = failure is None and all(t.passed for t in turn_results)
@@ -366,11 +374,16 @@ class EvalSession:
             failure: _AgentFailed | None = None
             async with capture(provider=self.provider, receiver=_session_receiver()) as cap:
                 try:
-                    output = await asyncio.wait_for(_call(agent, list(history)), self.timeout)
-                except TimeoutError:
-                    failure = _AgentFailed(f"the agent did not answer turn {index + 1} within {self.timeout:g}s", True)
+                    if self.agent_timeout is None:
+                        output = await _call(agent, list(history))
+                    else:
+                        output = await asyncio.wait_for(_call(agent, list(history)), self.agent_timeout)
                 except Exception as e:
-                    failure = _AgentFailed(f"the agent raised {type(e).__name__}: {e}{_raised_at(e)}", True)
+                    if isinstance(e, TimeoutError) and self.agent_timeout is not None:
+                        limit = f"{self.agent_timeout:g}s (agent_timeout)"
+                        failure = _AgentFailed(f"the agent did not answer turn {index + 1} within {limit}", True)
+                    else:
+                        failure = _AgentFailed(f"the agent raised {type(e).__name__}: {e}{_raised_at(e)}", True)
             if failure is None:
                 try:
                     reply, returned, messages = normalize_reply(output)
@@ -421,6 +434,18 @@ class EvalSession:
             traj.incomplete = list(spans_traj.incomplete)
             ctx.trajectory, ctx.tool_calls, ctx.tool_calls_source = traj, traj.tool_calls, "returned"
         return ctx
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return value
+
+
+def _seconds(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
+    return float(value)
 
 
 def _session_receiver() -> Any:

@@ -35,6 +35,8 @@ from ..trajectory import ToolCall
 from ..tree import SpanPredicate, SpanQuery
 
 __all__ = [
+    "JUDGE_RETRIES",
+    "JUDGE_TIMEOUT",
     "SHORTHANDS",
     "AgentReply",
     "Expect",
@@ -59,17 +61,32 @@ class AgentReply:
     messages: Sequence[Any] = ()
 
 
+JUDGE_RETRIES = 2
+"""Retries of a `JudgeConfig` judge that sets none, when the session sets none (`[tool.agent_eval] retries`)."""
+JUDGE_TIMEOUT = 30.0
+"""Seconds per call of a `JudgeConfig` judge that sets none, when the session sets none (`timeout`)."""
+
+
 @dataclass
 class JudgeConfig(JudgeParameters):
     """An LLM-as-judge rubric: the judges' own parameters (`JudgeParameters`: `rubric`, `model`,
     `retries`, `timeout`), declared and checked there; `model` falls back to `[tool.agent_eval]`
-    judge_model / model."""
+    judge_model / model, and `retries` / `timeout` left unset (None) are the session's judge
+    retries / timeout (`[tool.agent_eval]` retries / timeout), as pytest-agent-eval's are."""
 
-    def evaluator(self, cls: type[Any], **extra: Any) -> Any:
-        """The judge of class `cls` with this configuration's current values, checked again (and
-        `extra` parameters, e.g. `tool`)."""
+    retries: int | None = None  # type: ignore[assignment]  # unset: the session's
+    timeout: float | None = None  # type: ignore[assignment]
+
+    def evaluator(
+        self, cls: type[Any], *, retries: int = JUDGE_RETRIES, timeout: float = JUDGE_TIMEOUT, **extra: Any
+    ) -> Any:
+        """The judge of class `cls` with this configuration's current values, checked again, and
+        `retries` / `timeout` where it sets none (`extra`: more parameters, e.g. `tool`)."""
         self.__post_init__()
-        return cls(**{f.name: getattr(self, f.name) for f in fields(JudgeParameters)}, **extra)
+        values = {f.name: getattr(self, f.name) for f in fields(JudgeParameters)}
+        values["retries"] = retries if self.retries is None else self.retries
+        values["timeout"] = timeout if self.timeout is None else self.timeout
+        return cls(**values, **extra)
 
 
 @dataclass
@@ -89,9 +106,10 @@ class ToolCallArgsConfig(ArgsMatchOptions, _ArgsConfigHead):
     def __post_init__(self) -> None:
         self.build()
 
-    def build(self) -> list[Any]:
-        """`ToolCallArgsEvaluator` (with `args`) and `ToolCallArgsJudgeEvaluator` (with `judge`), from
-        the fields' current values, checked as at construction (a `judge` mapping becomes a `JudgeConfig`)."""
+    def build(self, *, judge_retries: int = JUDGE_RETRIES, judge_timeout: float = JUDGE_TIMEOUT) -> list[Any]:
+        """`ToolCallArgsEvaluator` (with `args`) and `ToolCallArgsJudgeEvaluator` (with `judge`; its
+        unset `retries` / `timeout` are `judge_retries` / `judge_timeout`), from the fields' current
+        values, checked as at construction (a `judge` mapping becomes a `JudgeConfig`)."""
         if isinstance(self.judge, Mapping):
             try:
                 self.judge = JudgeConfig(**self.judge)
@@ -109,7 +127,10 @@ class ToolCallArgsConfig(ArgsMatchOptions, _ArgsConfigHead):
             out.append(ToolCallArgsEvaluator(**{f.name: getattr(self, f.name) for f in shared}))
         if self.judge is not None:
             try:
-                out.append(self.judge.evaluator(ToolCallArgsJudgeEvaluator, tool=self.tool))
+                judge = self.judge.evaluator(
+                    ToolCallArgsJudgeEvaluator, retries=judge_retries, timeout=judge_timeout, tool=self.tool
+                )
+                out.append(judge)
             except ParameterError as e:  # a JudgeConfig changed after construction
                 raise self._invalid(f"judge.{e.param}" if e.param else "judge", e.problem) from None
         return out
@@ -187,9 +208,11 @@ class Expect(CheckedParameters):
     def _unknown_parameter(cls, key: str, names: Sequence[str]) -> Exception:
         return ExpectError(key, unknown_field(key, names))
 
-    def build(self) -> list[Any]:
+    def build(self, *, judge_retries: int = JUDGE_RETRIES, judge_timeout: float = JUDGE_TIMEOUT) -> list[Any]:
         """The evaluators these expectations stand for, in a fixed order (`evaluators` first), built
-        from the fields' current values and checked as at construction (mappings become configs)."""
+        from the fields' current values and checked as at construction (mappings become configs).
+        The judges of `judge` and `tool_calls_args` that set no `retries` / `timeout` get
+        `judge_retries` / `judge_timeout` (the session's)."""
         super().__post_init__()
         built: list[Any] = []
         for i, ev in enumerate(self.evaluators):
@@ -203,13 +226,13 @@ class Expect(CheckedParameters):
         for i, spec in enumerate(self.tool_calls_args):
             with _field(f"tool_calls_args[{i}]"):
                 config = ToolCallArgsConfig(**spec) if isinstance(spec, Mapping) else spec
-                built.extend(config.build())
+                built.extend(config.build(judge_retries=judge_retries, judge_timeout=judge_timeout))
                 configs.append(config)
         self.tool_calls_args = configs
         if self.judge is not None:
             with _field("judge"):
                 config_ = JudgeConfig(**self.judge) if isinstance(self.judge, Mapping) else self.judge
-                built.append(config_.evaluator(JudgeEvaluator))
+                built.append(config_.evaluator(JudgeEvaluator, retries=judge_retries, timeout=judge_timeout))
                 self.judge = config_
         if self.trajectory is not None:
             with _field("trajectory"):

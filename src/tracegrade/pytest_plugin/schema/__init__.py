@@ -60,8 +60,9 @@ _DESCRIPTIONS: dict[tuple[str, str], str] = {
     ("JudgeConfig", "rubric"): "Natural-language criteria the LLM judge evaluates against.",
     ("JudgeConfig", "model"): "pydantic-ai model id (e.g. 'openai:gpt-4o'); falls back to `judge_model` / "
     "`model` in [tool.agent_eval].",
-    ("JudgeConfig", "retries"): "Retries after a failed judge call, before the result is an error.",
-    ("JudgeConfig", "timeout"): "Seconds per judge call.",
+    ("JudgeConfig", "retries"): "Retries after a failed judge call, before the result is an error (default: "
+    "[tool.agent_eval] retries, 2).",
+    ("JudgeConfig", "timeout"): "Seconds per judge call (default: [tool.agent_eval] timeout, 30).",
     ("ToolCallArgsConfig", "tool"): "Name of the tool whose call arguments to check.",
     ("ToolCallArgsConfig", "args"): "Expected arguments (compared by `mode`); `args`, `judge` or both are needed.",
     ("ToolCallArgsConfig", "mode"): "subset: the expected keys match; exact: equality; superset; ignore.",
