@@ -77,22 +77,26 @@ def test_run_transcript_runs_with_pytest_agent_evals_defaults_and_judge_models()
     assert lenient.passed
 
 
-def test_run_transcript_judge_limits_replace_each_judges_own(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_transcript_judge_limits_are_those_of_the_judges_that_set_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(judge_module, "RETRY_BACKOFF_SECONDS", 0)
-    attempts: list[int] = []
+    attempts: list[str] = []
 
-    def down(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        attempts.append(1)
-        raise ConnectionError("API down")
+    def down(name: str) -> FunctionModel:
+        def call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            attempts.append(name)
+            raise ConnectionError("API down")
 
-    judge = JudgeEvaluator(rubric="polite", model=FunctionModel(down), retries=2)
-    transcript = Transcript("t", [Turn("hi", Expect(evaluators=[judge]))], threshold=0.0)
+        return FunctionModel(call)
+
+    own = JudgeEvaluator(rubric="polite", model=down("own"), retries=1)
+    expect = Expect(evaluators=[own], judge={"rubric": "confirms", "model": down("config")})
+    transcript = Transcript("t", [Turn("hi", expect=expect)], threshold=0.0)
     result = asyncio.run(run_transcript(transcript, lambda h: "hello", judge_retries=0, judge_timeout=5.0))
-    assert len(attempts) == 1
-    assert result.runs[0].turn_results[0].eval_results[0].outcome == "error"
-    assert (judge.retries, judge.timeout) == (2, 30.0)  # the transcript's own judge is left as it was
+    assert sorted(attempts) == ["config", "own", "own"]  # as pytest-agent-eval: an explicit judge keeps its own
+    assert {v.outcome for v in result.runs[0].turn_results[0].eval_results} == {"error"}
+    attempts.clear()
     asyncio.run(run_transcript(transcript, lambda h: "hello"))
-    assert len(attempts) == 1 + 3
+    assert sorted(attempts) == ["config"] * 3 + ["own"] * 2  # pytest-agent-eval's default: 2 retries
 
 
 def test_yaml_audio_reaches_the_llm_eval_agent(pytester: pytest.Pytester) -> None:

@@ -459,3 +459,43 @@ def test_an_agent_that_raises_is_called_once_and_agent_timeout_and_agent_retries
         EvalSession(config={"agent_timeout": 0})
     with pytest.raises(ValueError, match="retries must be an integer >= 0, got -1"):
         EvalSession(config={"retries": -1})
+
+
+# --- bug: EvalSession did not take pytest-agent-eval's constructor arguments ---
+
+
+def test_eval_session_takes_pytest_agent_evals_arguments_with_their_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
+    import inspect
+
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from tracegrade.evaluators import judge as judge_module
+    from tracegrade.runner import EvalSession as PaeEvalSession
+
+    assert PaeEvalSession is EvalSession
+    params = list(inspect.signature(EvalSession).parameters.values())
+    assert [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD] == [
+        "threshold", "runs", "config_model", "judge_model", "judge_retries", "judge_timeout"
+    ]  # fmt: skip
+    monkeypatch.setattr(judge_module, "RETRY_BACKOFF_SECONDS", 0.0)
+    attempts: list[int] = []
+
+    def down(messages: list[Any], info: AgentInfo) -> Any:
+        attempts.append(1)
+        raise ConnectionError("API down")
+
+    session = EvalSession(threshold=1.0, runs=1, config_model="openai:fallback", judge_model=FunctionModel(down),
+                          judge_retries=1, judge_timeout=5.0)  # fmt: skip
+    seen = Seen()
+    turns = [Turn("hi", expect=Expect(evaluators=[seen], judge={"rubric": "Confirms."}))]
+    result = session.run_sync(lambda h: "hello", turns)
+    assert (seen.contexts[0].config["model"], session.judge_retries, session.judge_timeout) == ("openai:fallback", 1, 5.0)
+    [_, judged] = result.runs[0].turn_results[0].eval_results
+    assert judged.reasoning == "Judge failed after 2 attempts: ConnectionError: API down" and len(attempts) == 2
+    positional = EvalSession(0.5, 3, "a", "b", 0, 2.0, config={"model": "x", "retries": 4, "timeout": 9.0})
+    assert (positional.threshold, positional.runs, positional.config["model"], positional.config["judge_model"]) == (
+        0.5, 3, "a", "b")  # fmt: skip
+    assert (positional.judge_retries, positional.judge_timeout) == (0, 2.0)  # the arguments win over `config`
+    from_config = EvalSession(config={"model": "x", "retries": 4, "timeout": 9.0})
+    assert (from_config.config["model"], from_config.judge_retries, from_config.judge_timeout) == ("x", 4, 9.0)
+    assert (EvalSession().judge_retries, EvalSession().judge_timeout) == (2, 30.0)

@@ -3,16 +3,17 @@ with pytest-agent-eval's signatures."""
 
 from __future__ import annotations
 
-import dataclasses
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .config import DEFAULT_RUNS, DEFAULT_THRESHOLD
 from .session import AgentCallable, EvalSession, TranscriptResult
-from .transcript import Expect, Turn
+from .transcript import JUDGE_RETRIES, JUDGE_TIMEOUT
 
 if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
     from .yaml_collect import Transcript
 
 __all__ = ["load_transcript", "run_transcript"]
@@ -43,39 +44,19 @@ def load_transcript(
 async def run_transcript(
     transcript: Transcript,
     agent: AgentCallable,
-    config_model: str | None = None,
-    judge_model: str | None = None,
-    judge_retries: int | None = None,
-    judge_timeout: float | None = None,
+    config_model: str | Model | None = None,
+    judge_model: str | Model | None = None,
+    judge_retries: int = JUDGE_RETRIES,
+    judge_timeout: float = JUDGE_TIMEOUT,
 ) -> TranscriptResult:
     """Run `transcript` `transcript.runs` times against `agent` and grade it, as the plugin does for a
     YAML file (each turn captured and graded from its spans).
 
-    `config_model` / `judge_model` are the judges' model when a judge names none (`judge_model`
-    first); `judge_retries` / `judge_timeout`, when given, replace every judge's own `retries` /
-    `timeout`.
+    The other parameters are `EvalSession`'s: `config_model` / `judge_model` are the judges' model
+    when a judge names none (`judge_model` first); `judge_retries` / `judge_timeout` are the retries
+    and seconds per call of the judges of `judge` and `tool_calls_args` that set none.
     """
     threshold = DEFAULT_THRESHOLD if transcript.threshold is None else transcript.threshold
     runs = DEFAULT_RUNS if transcript.runs is None else transcript.runs
-    turns = list(transcript.turns)
-    if judge_retries is not None or judge_timeout is not None:
-        turns = [_with_judge_limits(turn, judge_retries, judge_timeout) for turn in turns]
-    session = EvalSession(threshold, runs, config={"model": config_model, "judge_model": judge_model})
-    return await session.run(agent, turns)
-
-
-def _with_judge_limits(turn: Turn, retries: int | None, timeout: float | None) -> Turn:
-    """`turn` with its judges' retries / timeout replaced (a new Turn; the original is left as it is)."""
-    changes: dict[str, Any] = {}
-    if retries is not None:
-        changes["retries"] = retries
-    if timeout is not None:
-        changes["timeout"] = timeout
-    evaluators = [dataclasses.replace(ev, **changes) if _is_judge(ev) else ev for ev in turn.expect.build()]
-    return Turn(turn.user, Expect(evaluators=evaluators), audio=turn.audio)
-
-
-def _is_judge(evaluator: Any) -> bool:
-    from ..evaluators import JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge
-
-    return isinstance(evaluator, (JudgeEvaluator, ToolCallArgsJudgeEvaluator, TrajectoryJudge))
+    session = EvalSession(threshold, runs, config_model, judge_model, judge_retries, judge_timeout)
+    return await session.run(agent, list(transcript.turns))

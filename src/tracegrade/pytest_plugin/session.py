@@ -16,7 +16,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -28,6 +28,9 @@ from ..trajectory import ToolCall, Trajectory
 from .audio import check_audio
 from .config import DEFAULT_RUNS, DEFAULT_THRESHOLD
 from .transcript import JUDGE_RETRIES, JUDGE_TIMEOUT, AgentReply, Turn
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 
 __all__ = [
     "AgentCallable",
@@ -256,6 +259,12 @@ class _AgentFailed(Exception):
 class EvalSession:
     """What the `agent_eval` fixture returns; usable on its own outside pytest too.
 
+    The positional parameters are pytest-agent-eval's: `threshold`, `runs`, `config_model` (the
+    judges' model when they name none), `judge_model` (preferred over `config_model`),
+    `judge_retries` / `judge_timeout` (of the judges of `Expect.judge` and `tool_calls_args` that
+    set none); each given one overrides the same setting of `config` (`model`, `judge_model`,
+    `retries`, `timeout`), whose defaults are 2 retries and 30 seconds.
+
     `config` is the `[tool.agent_eval]` settings (a mapping or `AgentEvalSettings`): the judges'
     `model` / `judge_model` (given to evaluators as `ctx.config`), `retries` / `timeout` (of the judges
     of `Expect.judge` and `tool_calls_args` that set none: `judge_retries` / `judge_timeout`),
@@ -270,12 +279,18 @@ class EvalSession:
         self,
         threshold: float = DEFAULT_THRESHOLD,
         runs: int = DEFAULT_RUNS,
+        config_model: str | Model | None = None,
+        judge_model: str | Model | None = None,
+        judge_retries: int | None = None,
+        judge_timeout: float | None = None,
         *,
         config: Any = None,
         on_result: Callable[[TranscriptResult], None] | None = None,
         provider: Any = None,
     ) -> None:
         settings = config.model_dump() if hasattr(config, "model_dump") else dict(config or {})
+        given = {"model": config_model, "judge_model": judge_model, "retries": judge_retries, "timeout": judge_timeout}
+        settings.update({key: value for key, value in given.items() if value is not None})
         self.threshold = threshold
         self.runs = runs
         self.config: dict[str, Any] = {**settings, "surface": "pytest"}  # `surface`: advice that fits (reasons)
