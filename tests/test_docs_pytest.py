@@ -81,3 +81,19 @@ def test_project_example_runs(name: str, pytester: pytest.Pytester, tmp_path: Pa
         target.write_text(code)
     result = pytester.runpytest("--agent-eval-live", "-p", "no:asyncio", "-p", "no:anyio")
     result.assert_outcomes(**example.outcomes)
+
+
+# --- bug: the configuration table gave `yaml_dirs` a default of `[]` (the code's is ["tests/evals"]) ---
+
+
+def test_the_configuration_tables_defaults_are_the_settings_defaults() -> None:
+    import tomllib
+
+    from tracegrade.pytest_plugin.config import AgentEvalSettings
+
+    section = DOC.read_text(encoding="utf-8").split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| (.*?) \|", section, re.M)
+    defaults = AgentEvalSettings()
+    documented = {key: None if shown == "none" else tomllib.loads(f"v = {shown.strip('`')}")["v"] for key, shown in rows}
+    assert documented == {key: getattr(defaults, key) for key in documented}
+    assert set(documented) == set(AgentEvalSettings.model_fields) - {"groups"}  # groups: a section of its own
