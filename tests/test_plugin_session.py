@@ -359,8 +359,8 @@ def test_fields_changed_after_construction_are_graded_when_the_turn_runs() -> No
         result = run(agent, [turn], threshold=1.0)
         assert not result.passed
         reasons.append([(v.name, v.passed, v.reasoning) for v in result.runs[0].turn_results[0].eval_results])
-    assert reasons[0][0] == ("ContainsEvaluator", True, "All substring and pattern checks passed (contains 'booked')")
-    assert reasons[0][1][:2] == ("ToolCallEvaluator", False) and "Forbidden tool 'search' was called" in reasons[0][1][2]
+    assert reasons[0][1] == ("ContainsEvaluator", True, "All substring and pattern checks passed (contains 'booked')")
+    assert reasons[0][0][:2] == ("ToolCallEvaluator", False) and "Forbidden tool 'search' was called" in reasons[0][0][2]
     assert reasons[1] == [("ContainsEvaluator", False, "Reply did not contain any of ['confirmed']")]
     assert reasons[2] == [("ContainsEvaluator", False, "Reply did not contain any of ['cancelled']")]
     assert [(name, ok) for name, ok, _ in reasons[3]] == [("ToolCallArgsEvaluator", False)]
@@ -499,3 +499,28 @@ def test_eval_session_takes_pytest_agent_evals_arguments_with_their_meaning(monk
     from_config = EvalSession(config={"model": "x", "retries": 4, "timeout": 9.0})
     assert (from_config.config["model"], from_config.judge_retries, from_config.judge_timeout) == ("x", 4, 9.0)
     assert (EvalSession().judge_retries, EvalSession().judge_timeout) == (2, 30.0)
+
+
+# --- bug: eval_results listed the reply check before the tool check (pytest-agent-eval: tool check first) ---
+
+
+def test_eval_results_are_in_pytest_agent_evals_order_then_tracegrades_own_fields() -> None:
+    from tracegrade import ContainsEvaluator, ToolCallArgsConfig
+
+    expect = Expect(
+        spans=[{"name_contains": "book"}],
+        max_tool_calls=3,
+        trajectory=["search"],
+        tool_calls_args=[ToolCallArgsConfig("search", {"q": 1})],
+        judge={"rubric": "Confirms."},
+        reply_contains_any=["booked"],
+        tool_calls_include=["search"],
+        evaluators=[ContainsEvaluator(any_of=["x"])],
+    )
+    result = run(lambda h: AgentReply("Booked", ["search"]), [Turn("hi", expect=expect)], threshold=0.0)
+    names = [v.name for v in result.runs[0].turn_results[0].eval_results]
+    assert names == [
+        "ContainsEvaluator", "ToolCallEvaluator", "ContainsEvaluator", "JudgeEvaluator", "ToolCallArgsEvaluator",
+        "TrajectoryMatch", "MaxToolCalls", "spans[0]",
+    ]  # fmt: skip
+    assert result.runs[0].turn_results[0].eval_results[2].reasoning.startswith("All substring and pattern checks")

@@ -152,11 +152,11 @@ def test_every_expect_field_becomes_its_evaluator(tmp_path: Path) -> None:
     built = first.expect.build()
     kinds = [type(e).__name__ for e in built]
     assert kinds == [
-        "ToolCorrectness", "MaxToolCalls", "ContainsEvaluator", "ToolCallEvaluator", "ToolCallArgsEvaluator",
+        "ToolCorrectness", "MaxToolCalls", "ToolCallEvaluator", "ContainsEvaluator", "ToolCallArgsEvaluator",
         "ToolCallArgsEvaluator", "TrajectoryMatch", "MaxToolCalls", "MaxModelRequests", "HasMatchingSpan",
     ]  # fmt: skip
     assert isinstance(built[0], ToolCorrectness) and built[0].expected_tools == ["search", "book"]
-    assert isinstance(built[2], ContainsEvaluator) and built[2].matches_any == [r"BK-\d+"]
+    assert isinstance(built[3], ContainsEvaluator) and built[3].matches_any == [r"BK-\d+"]
     assert isinstance(built[9], HasMatchingSpan) and built[9].query == {"name_contains": "book"}
     [traj] = second.expect.build()
     assert isinstance(traj, TrajectoryMatch) and (traj.order, traj.threshold) == ("in_order", 0.6)
@@ -177,7 +177,7 @@ def test_judge_and_argument_judge_fields(tmp_path: Path) -> None:
                   judge: {rubric: Within business hours.}
         """,
     )
-    args_judge, judge = transcript.turns[0].expect.build()  # type: ignore[attr-defined]
+    judge, args_judge = transcript.turns[0].expect.build()  # type: ignore[attr-defined]
     assert isinstance(judge, JudgeEvaluator)
     assert (judge.rubric, judge.model, judge.retries, judge.timeout) == ("Be polite.", "openai:gpt-4o", 0, 5)
     assert (type(args_judge).__name__, args_judge.tool, args_judge.model) == (

@@ -209,8 +209,10 @@ class Expect(CheckedParameters):
         return ExpectError(key, unknown_field(key, names))
 
     def build(self, *, judge_retries: int = JUDGE_RETRIES, judge_timeout: float = JUDGE_TIMEOUT) -> list[Any]:
-        """The evaluators these expectations stand for, in a fixed order (`evaluators` first), built
-        from the fields' current values and checked as at construction (mappings become configs).
+        """The evaluators these expectations stand for, built from the fields' current values and
+        checked as at construction (mappings become configs), in pytest-agent-eval's order:
+        `evaluators`, the tool-name check, the reply check, `judge`, `tool_calls_args`; then
+        `trajectory`, `max_tool_calls`, `max_model_requests` and `spans`.
         The judges of `judge` and `tool_calls_args` that set no `retries` / `timeout` get
         `judge_retries` / `judge_timeout` (the session's)."""
         super().__post_init__()
@@ -219,9 +221,14 @@ class Expect(CheckedParameters):
             if not callable(getattr(ev, "evaluate", None)):
                 raise ExpectError(f"evaluators[{i}]", f"{ev!r} has no evaluate(ctx) method")
             built.append(ev)
-        for shorthand in (SHORTHANDS["reply"], SHORTHANDS["tool_calls"]):
+        for shorthand in (SHORTHANDS["tool_calls"], SHORTHANDS["reply"]):
             if (ev := shorthand.build(self)) is not None:
                 built.append(ev)
+        if self.judge is not None:
+            with _field("judge"):
+                config_ = JudgeConfig(**self.judge) if isinstance(self.judge, Mapping) else self.judge
+                built.append(config_.evaluator(JudgeEvaluator, retries=judge_retries, timeout=judge_timeout))
+                self.judge = config_
         configs: list[ToolCallArgsConfig | dict[str, Any]] = []  # mappings become configs, as in YAML
         for i, spec in enumerate(self.tool_calls_args):
             with _field(f"tool_calls_args[{i}]"):
@@ -229,11 +236,6 @@ class Expect(CheckedParameters):
                 built.extend(config.build(judge_retries=judge_retries, judge_timeout=judge_timeout))
                 configs.append(config)
         self.tool_calls_args = configs
-        if self.judge is not None:
-            with _field("judge"):
-                config_ = JudgeConfig(**self.judge) if isinstance(self.judge, Mapping) else self.judge
-                built.append(config_.evaluator(JudgeEvaluator, retries=judge_retries, timeout=judge_timeout))
-                self.judge = config_
         if self.trajectory is not None:
             with _field("trajectory"):
                 built.append(_trajectory(self.trajectory))
