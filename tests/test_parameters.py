@@ -172,3 +172,15 @@ def test_expect_fields_read_the_same_from_python_and_yaml(
     block = "".join(f"      {line}\n" for line in yaml.safe_dump(expect, default_flow_style=None).splitlines())
     in_yaml = problem.replace("Invalid regex", "invalid regex")  # pytest-agent-eval's loader's wording
     assert _yaml_error(tmp_path, block).split(": ", 1)[1] == f"turns[0].expect.{field}: {in_yaml}"
+
+
+# --- bug: Expect(foo=1) raised a ValueError where Python (and pytest-agent-eval) raise TypeError ---
+
+
+def test_an_unknown_expect_keyword_is_a_type_error_naming_the_closest_field() -> None:
+    with pytest.raises(TypeError) as e:
+        Expect(reply_contains=["x"])  # type: ignore[call-arg]
+    assert isinstance(e.value, ExpectError) and isinstance(e.value, ValueError)  # `except ValueError` still works
+    assert str(e.value).startswith("reply_contains: unknown field 'reply_contains'. Did you mean 'reply_contains_")
+    with pytest.raises(TypeError, match=r"takes 14 positional argument\(s\), got 15"):
+        Expect(*[None] * 15)

@@ -4,7 +4,7 @@
     ├── TraceFormatError (ValueError)            a trace file that cannot be read
     ├── SpecError (ValueError)                   a grading spec that cannot be built
     ├── ConfigError (ValueError)                 an invalid setting
-    ├── ExpectError (ValueError)                 an invalid `Expect` field
+    ├── ExpectError (ValueError, TypeError)      an invalid `Expect` field
     ├── ParameterError (ValueError, TypeError)   a bad constructor argument
     ├── TranscriptError (ValueError)             an invalid transcript file
     ├── BatchInputError (ValueError)             bad batch input
@@ -78,8 +78,9 @@ class ConfigError(TracegradeError, ValueError):
     """An invalid setting; the message names the key and where it was set."""
 
 
-class ExpectError(TracegradeError, ValueError):
-    """An invalid `Expect` field; `field` names it (YAML errors prefix the transcript path)."""
+class ExpectError(TracegradeError, ValueError, TypeError):
+    """An invalid `Expect` field; `field` names it (YAML errors prefix the transcript path). A
+    `TypeError` too, as Python raises for a bad call (`Expect(foo=1)`)."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
