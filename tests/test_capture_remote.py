@@ -160,7 +160,7 @@ def test_agent_eval_turns_are_graded_on_the_service_spans_sent_to_the_otlp_recei
 
             expect = Expect(tool_calls_include=["lookup_order"],
                             tool_calls_args=[ToolCallArgsConfig("lookup_order", {"order_id": 42})])
-            result = await agent_eval.run(agent=agent, turns=[Turn("where is order 42?", expect)])
+            result = await agent_eval.run(agent=agent, turns=[Turn("where is order 42?", expect=expect)])
             result.assert_threshold()
         '''
     )

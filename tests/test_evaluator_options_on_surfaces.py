@@ -36,7 +36,7 @@ def call_agent() -> Any:
 
 
 def outcomes(expect: Expect, config: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
-    result = EvalSession(config=config).run_sync(call_agent(), [Turn("go", expect)])
+    result = EvalSession(config=config).run_sync(call_agent(), [Turn("go", expect=expect)])
     [turn] = result.runs[0].turn_results
     return [(r.name, r.outcome, r.reasoning) for r in turn.eval_results]
 

@@ -185,7 +185,7 @@ MULTI_TURN = src(
 
     @pytest.mark.agent_eval(runs=2)
     async def test_chat_{name}(agent_eval):
-        turns = [Turn("first <i>question</i>"), Turn("second", Expect(tool_calls_include=["{tool}"]))]
+        turns = [Turn("first <i>question</i>"), Turn("second", expect=Expect(tool_calls_include=["{tool}"]))]
         (await agent_eval.run(agent=agent, turns=turns)).assert_threshold()
     """
 )
@@ -249,7 +249,7 @@ DIFFED = src(
     @pytest.mark.agent_eval(runs=2)
     async def test_diffed(agent_eval):
         expect = Expect(evaluators=[informational(TrajectoryMatch(expected_trajectory=["search", {"tool": "fetch", "args": {"id": 1}}]))])
-        turns = [Turn("hello"), Turn("go", expect)]
+        turns = [Turn("hello"), Turn("go", expect=expect)]
         (await agent_eval.run(agent=call, turns=turns)).assert_threshold()
     """
 )

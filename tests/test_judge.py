@@ -561,7 +561,7 @@ def test_judges_through_the_plugin_pass_fail_api_error_and_timeout(pytester: pyt
             async def test_judge(agent_eval, kind):
                 timeout = 0.05 if kind == "timeout" else 30  # a loaded machine must not time the others out
                 expect = Expect(judge=JudgeConfig("Has a reference.", model=MODELS[kind], retries=1, timeout=timeout))
-                result = await agent_eval.run(agent=agent, turns=[Turn("book", expect)])
+                result = await agent_eval.run(agent=agent, turns=[Turn("book", expect=expect)])
                 [verdict] = result.runs[0].turn_results[0].eval_results
                 print(f"\\nOUTCOME {kind} {verdict.outcome}")
                 result.assert_threshold()

@@ -114,7 +114,7 @@ def test_a_pydantic_ai_agent_runs_through_pytest_agent_eval_import_paths() -> No
             ContainsEvaluator(any_of=["booked"]),
         ]
     )
-    transcript = Transcript("booking", [Turn("Book 10am", expect)], threshold=1.0)
+    transcript = Transcript("booking", [Turn("Book 10am", expect=expect)], threshold=1.0)
     result = asyncio.run(run_transcript(transcript, PydanticAIAdapter(_booking_agent())))
     assert result.passed, result.describe_failures()
     [turn] = result.runs[0].turn_results
@@ -122,7 +122,7 @@ def test_a_pydantic_ai_agent_runs_through_pytest_agent_eval_import_paths() -> No
     assert [r.passed for r in turn.eval_results] == [True, True, True]
 
     wrong = Expect(evaluators=[ToolCallArgsEvaluator(tool="book_slot", args={"time": "3pm"})])
-    transcript = Transcript("booking", [Turn("Book 3pm", wrong)], threshold=1.0)
+    transcript = Transcript("booking", [Turn("Book 3pm", expect=wrong)], threshold=1.0)
     failed = asyncio.run(run_transcript(transcript, PydanticAIAdapter(_booking_agent())))
     assert not failed.passed
 

@@ -61,7 +61,7 @@ def test_uninstrumented_pydantic_ai_agent_is_graded_on_the_calls_the_adapter_ret
     agent = scripted_agent([("book_slot", {"time": "10am"})])
     agent.instrument = False
     result = EvalSession(threshold=1.0).run_sync(
-        PydanticAIAdapter(agent), [Turn("book", _expect_args("book_slot", {"time": "10am"}))]
+        PydanticAIAdapter(agent), [Turn("book", expect=_expect_args("book_slot", {"time": "10am"}))]
     )
     turn = result.runs[0].turn_results[0]
     assert result.passed and turn.tool_calls_source == "returned"
@@ -70,7 +70,7 @@ def test_uninstrumented_pydantic_ai_agent_is_graded_on_the_calls_the_adapter_ret
 def test_spans_give_the_calls_and_the_adapters_messages_fill_their_missing_arguments() -> None:
     agent = scripted_agent([("book_slot", {"time": "10am"})], include_content=False)
     result = EvalSession(threshold=1.0).run_sync(
-        PydanticAIAdapter(agent), [Turn("book", _expect_args("book_slot", {"time": "10am"}))]
+        PydanticAIAdapter(agent), [Turn("book", expect=_expect_args("book_slot", {"time": "10am"}))]
     )
     turn = result.runs[0].turn_results[0]
     assert turn.tool_calls_source == "spans"
@@ -134,7 +134,7 @@ def test_openai_adapter_sends_the_conversation_and_decodes_tool_arguments() -> N
 def test_openai_adapter_reply_without_content_is_empty_and_graded_on_returned_calls() -> None:
     client = _openai_client(None, ("call_1", "book_slot", '{"time": "10am"}'))
     result = EvalSession(threshold=1.0).run_sync(
-        OpenAIAdapter(client, model="gpt-x"), [Turn("book", _expect_args("book_slot", {"time": "10am"}))]
+        OpenAIAdapter(client, model="gpt-x"), [Turn("book", expect=_expect_args("book_slot", {"time": "10am"}))]
     )
     turn = result.runs[0].turn_results[0]
     assert result.passed and turn.reply == "" and turn.tool_calls_source == "returned"

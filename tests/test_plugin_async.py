@@ -69,7 +69,7 @@ PASSING = src(
 
     @pytest.mark.agent_eval(runs=2)
     async def test_marked(agent_eval):
-        result = await agent_eval.run(agent=agent, turns=[Turn("book", Expect(reply_contains_any=["confirmed"]))])
+        result = await agent_eval.run(agent=agent, turns=[Turn("book", expect=Expect(reply_contains_any=["confirmed"]))])
         result.assert_threshold()
         assert result.score == 1.0 and len(result.runs) == 2
     """

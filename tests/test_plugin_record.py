@@ -29,14 +29,14 @@ EVALS = src(
 
     @pytest.mark.agent_eval(runs=2)
     async def test_books(agent_eval):
-        turns = [Turn('search {"q": "table"}\\nbook {"time": "10am"}', Expect(tool_calls_include=["book"])),
-                 Turn('fetch {"id": 7}', Expect(tool_calls_include=["fetch"]))]
+        turns = [Turn('search {"q": "table"}\\nbook {"time": "10am"}', expect=Expect(tool_calls_include=["book"])),
+                 Turn('fetch {"id": 7}', expect=Expect(tool_calls_include=["fetch"]))]
         (await agent_eval.run(agent=call, turns=turns)).assert_threshold()
 
     @pytest.mark.agent_eval
     @pytest.mark.parametrize("when", ["9am", "a/b c"])
     async def test_time(agent_eval, when):
-        turn = Turn(f'book {{"time": "{when}"}}', Expect(tool_calls_include=["book"]))
+        turn = Turn(f'book {{"time": "{when}"}}', expect=Expect(tool_calls_include=["book"]))
         (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
 
     def test_not_an_eval():
@@ -179,7 +179,7 @@ COLLIDING = src(
     @pytest.mark.agent_eval
     @pytest.mark.parametrize("when", [pytest.param(when, id=name) for name, when in IDS.items()])
     async def test_time(agent_eval, when):
-        turn = Turn(f'book {{"time": "{when}"}}', Expect(tool_calls_include=["book"]))
+        turn = Turn(f'book {{"time": "{when}"}}', expect=Expect(tool_calls_include=["book"]))
         (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
     """
 )

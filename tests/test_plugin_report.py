@@ -39,12 +39,12 @@ EVALS = src(
     @pytest.mark.agent_eval(runs=2, threshold=1.0)
     async def test_books(agent_eval):
         turn = Turn('search {"q": "table"}\\nbook {"time": "10am"}',
-                    Expect(tool_calls_include=["book"], reply_contains_any=["booked"]))
+                    expect=Expect(tool_calls_include=["book"], reply_contains_any=["booked"]))
         (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
 
     @pytest.mark.agent_eval(runs=2, threshold=0.5)
     async def test_wrong_time(agent_eval):
-        turn = Turn('book {"time": "9pm"}', Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})]))
+        turn = Turn('book {"time": "9pm"}', expect=Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})]))
         (await agent_eval.run(agent=call, turns=[turn])).assert_threshold()
     """
 )
@@ -135,7 +135,7 @@ def test_xdist_workers_results_land_in_one_report_and_one_summary(pytester: pyte
                     @pytest.mark.agent_eval(runs=2)
                     def test_{name}(agent_eval):
                         expect = Expect(tool_calls_include=["tool_{name}"], reply_contains_any=["{"x" if name == "d" else name}"])
-                        agent_eval.run_sync(agent=agent, turns=[Turn("go", expect)]).assert_threshold()
+                        agent_eval.run_sync(agent=agent, turns=[Turn("go", expect=expect)]).assert_threshold()
 
                     @pytest.mark.agent_eval
                     def test_{name}_skipped_later(agent_eval):
@@ -201,17 +201,17 @@ FOUR_OUTCOMES = src(
     async def test_mixed(agent_eval):
         expect = Expect(reply_contains_any=["booked"], tool_calls_include=["fetch"],
                         tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})], evaluators=[Broken()])
-        (await agent_eval.run(agent=call(hidden), turns=[Turn('book {"time": "10am"}', expect)])).assert_threshold()
+        (await agent_eval.run(agent=call(hidden), turns=[Turn('book {"time": "10am"}', expect=expect)])).assert_threshold()
 
     @pytest.mark.agent_eval
     async def test_nothing_to_evaluate(agent_eval):
         expect = Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})])
-        (await agent_eval.run(agent=call(hidden), turns=[Turn('book {"time": "10am"}', expect)])).assert_threshold()
+        (await agent_eval.run(agent=call(hidden), turns=[Turn('book {"time": "10am"}', expect=expect)])).assert_threshold()
 
     @pytest.mark.agent_eval
     async def test_args_recorded(agent_eval):
         expect = Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})])
-        (await agent_eval.run(agent=call(plain), turns=[Turn('book {"time": "10am"}', expect)])).assert_threshold()
+        (await agent_eval.run(agent=call(plain), turns=[Turn('book {"time": "10am"}', expect=expect)])).assert_threshold()
     """
 )
 
@@ -266,7 +266,7 @@ INFORMATIONAL = src(
     async def test_info(agent_eval):
         expected = ["search", {"tool": "fetch", "args": {"id": 1}}]
         expect = Expect(evaluators=[informational(TrajectoryMatch(expected_trajectory=expected))], max_tool_calls=5)
-        result = await agent_eval.run(agent=call, turns=[Turn("go", expect)])
+        result = await agent_eval.run(agent=call, turns=[Turn("go", expect=expect)])
         assert result.passed and result.describe_failures() == []
         result.assert_threshold()
     """

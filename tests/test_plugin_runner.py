@@ -69,7 +69,7 @@ def test_run_transcript_runs_with_pytest_agent_evals_defaults_and_judge_models()
         return ("confirmed" if len(calls) % 2 else "no"), []
 
     check = Config()
-    transcript = Transcript("t", [Turn("book", Expect(evaluators=[check], reply_contains_any=["confirmed"]))], runs=4)
+    transcript = Transcript("t", [Turn("book", expect=Expect(evaluators=[check], reply_contains_any=["confirmed"]))], runs=4)
     result = asyncio.run(run_transcript(transcript, agent, "openai:fallback", "openai:judge"))
     assert (result.threshold, len(result.runs), result.score, result.passed) == (0.8, 4, 0.5, False)
     assert check.seen[0]["model"] == "openai:fallback" and check.seen[0]["judge_model"] == "openai:judge"

@@ -39,7 +39,7 @@ def test_history_is_openai_format_accumulated_across_turns() -> None:
         received.append(history)
         return f"answer {len(history)}"
 
-    run(agent, [Turn("one", Expect(evaluators=[seen])), Turn("two", Expect(evaluators=[seen]))], runs=1)
+    run(agent, [Turn("one", expect=Expect(evaluators=[seen])), Turn("two", expect=Expect(evaluators=[seen]))], runs=1)
     assert received == [
         [{"role": "user", "content": "one"}],
         [{"role": "user", "content": "one"}, {"role": "assistant", "content": "answer 1"},
@@ -62,7 +62,7 @@ def test_sync_agents_run_in_worker_threads_so_runs_stay_concurrent() -> None:
 
 def test_a_sync_pydantic_ai_run_sync_agent_works() -> None:
     agent = scripted_agent([("search", {"q": "x"})], reply="found")
-    result = run(lambda h: agent.run_sync(h[-1]["content"]).output, [Turn("go", Expect(tool_calls_include=["search"]))])
+    result = run(lambda h: agent.run_sync(h[-1]["content"]).output, [Turn("go", expect=Expect(tool_calls_include=["search"]))])
     assert result.passed and result.runs[0].turn_results[0].tool_calls_source == "spans"
 
 
@@ -185,7 +185,7 @@ def test_custom_evaluators_sync_or_async_returning_results_bools_or_scores() -> 
     async def agent(history: list[dict[str, Any]]) -> str:
         return "ok"
 
-    result = run(agent, [Turn("hi", Expect(evaluators=[SyncBool(), Score(0.6, 0.5), Score(0.6), Broken()]))])
+    result = run(agent, [Turn("hi", expect=Expect(evaluators=[SyncBool(), Score(0.6, 0.5), Score(0.6), Broken()]))])
     verdicts = result.runs[0].turn_results[0].eval_results
     assert [v.outcome for v in verdicts] == ["passed", "passed", "failed", "error"]
     assert verdicts[2].reasoning == "score 0.600, threshold 1" and "Broken raised KeyError" in verdicts[3].reasoning
@@ -199,8 +199,8 @@ def test_agentic_evaluators_work_in_expect_with_their_threshold() -> None:
 
     loose = Expect(evaluators=[TrajectoryMatch(["a", "b", "c"], threshold=0.6)])
     strict = Expect(evaluators=[TrajectoryMatch(["a", "b", "c"])])
-    assert run(call, [Turn("go", loose)]).passed
-    failed = run(call, [Turn("go", strict)])
+    assert run(call, [Turn("go", expect=loose)]).passed
+    failed = run(call, [Turn("go", expect=strict)])
     assert not failed.passed and failed.runs[0].turn_results[0].eval_results[0].score == pytest.approx(2 / 3)
 
 
@@ -208,7 +208,7 @@ def test_not_evaluated_fails_by_default_and_skip_leaves_it_out() -> None:
     async def agent(history: list[dict[str, Any]]) -> str:
         return "no spans here"
 
-    only_spans = [Turn("hi", Expect(max_tool_calls=3))]
+    only_spans = [Turn("hi", expect=Expect(max_tool_calls=3))]
     result = run(agent, only_spans)
     assert not result.passed and result.not_evaluated == "fail"
     assert result.runs[0].turn_results[0].eval_results[0].outcome == "not_evaluated"
@@ -221,13 +221,13 @@ def test_not_evaluated_fails_by_default_and_skip_leaves_it_out() -> None:
     with pytest.raises(pytest.skip.Exception, match=r"no check could be evaluated.*MaxToolCalls \[not_evaluated\]"):
         skipped.assert_threshold()  # passing on no evidence at all is a skip, not a pass
 
-    mixed = [Turn("hi", Expect(max_tool_calls=3, reply_contains_any=["spans"]))]
+    mixed = [Turn("hi", expect=Expect(max_tool_calls=3, reply_contains_any=["spans"]))]
     assert not run(agent, mixed).passed
     judged = run(agent, mixed, config={"not_evaluated": "skip"})
     assert judged.passed and judged.evaluated
     assert judged.outcome_counts == {"passed": 1, "failed": 0, "not_evaluated": 1, "error": 0}
     judged.assert_threshold()  # the evaluated check decides
-    wrong = [Turn("hi", Expect(max_tool_calls=3, reply_contains_any=["nope"]))]
+    wrong = [Turn("hi", expect=Expect(max_tool_calls=3, reply_contains_any=["nope"]))]
     assert not run(agent, wrong, config={"not_evaluated": "skip"}).passed
     with pytest.raises(ValueError, match="not_evaluated must be 'fail' or 'skip', got 'pass'"):
         EvalSession(config={"not_evaluated": "pass"})
@@ -254,7 +254,7 @@ def test_run_sync_inside_an_event_loop_says_to_await() -> None:
 
 
 def test_assert_threshold_lists_the_failed_checks_with_the_trajectory() -> None:
-    result = run(lambda h: AgentReply("nope", ["search"]), [Turn("hi", Expect(tool_calls_include=["book"]))], runs=2)
+    result = run(lambda h: AgentReply("nope", ["search"]), [Turn("hi", expect=Expect(tool_calls_include=["book"]))], runs=2)
     with pytest.raises(AssertionError) as excinfo:
         result.assert_threshold()
     message = str(excinfo.value)
@@ -264,7 +264,7 @@ def test_assert_threshold_lists_the_failed_checks_with_the_trajectory() -> None:
 
 
 def test_assert_threshold_lists_every_failed_check_up_to_a_limit_and_counts_the_rest() -> None:
-    turns = [Turn(f"q{i}", Expect(reply_contains_any=["yes"])) for i in range(MAX_LISTED_FAILURES + 3)]
+    turns = [Turn(f"q{i}", expect=Expect(reply_contains_any=["yes"])) for i in range(MAX_LISTED_FAILURES + 3)]
     result = run(lambda h: "no", turns)
     assert len(result.describe_failures()) == MAX_LISTED_FAILURES + 3
     with pytest.raises(AssertionError) as excinfo:
@@ -295,8 +295,12 @@ def test_a_turns_audio_reaches_the_agent_in_its_history_message(tmp_path: Path) 
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": "again", "audio": "rel/again.wav"},
     ]
-    with pytest.raises(TypeError, match=r"turns\[0\]\.audio must be a path \(str or os\.PathLike\), got int: 3"):
-        run(agent, [Turn("x", audio=3)])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^Turn\.audio must be a path \(str or os\.PathLike\), got int: 3"):
+        Turn("x", audio=3)  # type: ignore[arg-type]
+    turn = Turn("x")
+    turn.audio = 3  # type: ignore[assignment]
+    with pytest.raises(TypeError, match=r"^turns\[0\]: Turn\.audio must be a path \(str or os\.PathLike\), got int: 3"):
+        run(agent, [turn])
 
 
 def test_results_are_kept_and_reported() -> None:
@@ -318,7 +322,7 @@ def test_expect_rejects_bad_fields_at_construction() -> None:
     with pytest.raises(ValueError, match="trajectory.order: must be"):
         Expect(trajectory={"expected_trajectory": ["a"], "order": "sorted"})
     with pytest.raises(ValueError, match="Turn.expect must be an Expect"):
-        Turn("hi", {"reply_contains_any": ["x"]})  # type: ignore[arg-type]
+        Turn("hi", expect={"reply_contains_any": ["x"]})  # type: ignore[arg-type]
 
 
 def test_spans_of_a_private_tracer_provider_are_recorded_when_given() -> None:
@@ -330,7 +334,7 @@ def test_spans_of_a_private_tracer_provider_are_recorded_when_given() -> None:
     async def call(history: list[dict[str, Any]]) -> str:
         return (await agent.run("go")).output
 
-    turns = [Turn("go", Expect(tool_calls_include=["search"]))]
+    turns = [Turn("go", expect=Expect(tool_calls_include=["search"]))]
     assert not run(call, turns).passed  # the global provider never sees these spans
     result = EvalSession(provider=provider).run_sync(call, turns)
     assert result.passed and result.tool_calls_sources == ["spans"]
@@ -524,3 +528,23 @@ def test_eval_results_are_in_pytest_agent_evals_order_then_tracegrades_own_field
         "TrajectoryMatch", "MaxToolCalls", "spans[0]",
     ]  # fmt: skip
     assert result.runs[0].turn_results[0].eval_results[2].reasoning.startswith("All substring and pattern checks")
+
+
+# --- bug: Turn's positional order was (user, expect, audio); pytest-agent-eval's is (user, audio, expect) ---
+
+
+def test_turns_positional_order_is_user_audio_expect(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def agent(history: list[dict[str, Any]]) -> str:
+        seen.append(history[-1])
+        return "nope"
+
+    wav = tmp_path / "hi.wav"
+    turn = Turn("hi", wav, Expect(reply_contains_any=["booked"]))
+    assert (turn.audio, turn.expect.reply_contains_any) == (wav, ["booked"])
+    result = run(agent, [turn])
+    assert seen == [{"role": "user", "content": "hi", "audio": str(wav)}]
+    assert result.runs[0].turn_results[0].eval_results[0].reasoning == "Reply did not contain any of ['booked']"
+    with pytest.raises(TypeError, match=r"second positional parameter is `audio` .*pass the Expect as expect=\.\.\."):
+        Turn("hi", Expect(reply_contains_any=["booked"]))  # type: ignore[arg-type]

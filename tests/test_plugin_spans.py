@@ -37,7 +37,7 @@ def test_two_of_three_runs_passing_meets_0_6_but_not_0_8(
 
             @pytest.mark.agent_eval(threshold={threshold}, runs=3)
             async def test_flaky(agent_eval):
-                result = await agent_eval.run(agent=agent, turns=[Turn("hi", Expect(reply_contains_any=["good"]))])
+                result = await agent_eval.run(agent=agent, turns=[Turn("hi", expect=Expect(reply_contains_any=["good"]))])
                 assert result.passed_run_count == 2 and abs(result.score - 2 / 3) < 1e-9
                 result.assert_threshold()
             """
@@ -85,8 +85,8 @@ def test_concurrent_runs_and_their_turns_each_see_only_their_own_spans(project: 
                 result = await agent_eval.run(
                     agent=callable_,
                     turns=[
-                        Turn("first", Expect(tool_calls_include=["search"], tool_calls_exclude=["fetch"], max_tool_calls=1)),
-                        Turn("second", Expect(tool_calls_include=["fetch"], tool_calls_exclude=["search"], trajectory=["fetch", "fetch"])),
+                        Turn("first", expect=Expect(tool_calls_include=["search"], tool_calls_exclude=["fetch"], max_tool_calls=1)),
+                        Turn("second", expect=Expect(tool_calls_include=["fetch"], tool_calls_exclude=["search"], trajectory=["fetch", "fetch"])),
                     ],
                 )
                 result.assert_threshold()
@@ -129,7 +129,7 @@ def test_tool_checks_pass_from_spans_when_the_callable_returns_only_a_string(pro
                     turns=[
                         Turn(
                             'search {"q": "lamp"}\\nfetch {"id": 7}',
-                            Expect(
+                            expect=Expect(
                                 reply_contains_all=["item 7"],
                                 tool_calls_include=["search", "fetch"],
                                 tool_calls_ordered=True,
@@ -171,7 +171,7 @@ def test_spans_win_over_tool_calls_the_callable_returns(project: pytest.Pytester
             @pytest.mark.agent_eval(runs=1)
             async def test_spans_are_the_truth(agent_eval):
                 result = await agent_eval.run(
-                    agent=callable_, turns=[Turn("go", Expect(tool_calls_include=["search"], tool_calls_exclude=["delete_everything"]))]
+                    agent=callable_, turns=[Turn("go", expect=Expect(tool_calls_include=["search"], tool_calls_exclude=["delete_everything"]))]
                 )
                 result.assert_threshold()
                 assert result.tool_calls_sources == ["spans"]
@@ -199,14 +199,14 @@ def test_returned_tool_calls_are_used_when_no_tool_span_was_seen(pytester: pytes
             async def test_returned(agent_eval):
                 expect = Expect(tool_calls_include=["book", "notify"], tool_calls_ordered=True,
                                 tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})], trajectory=["book", "notify"])
-                result = await agent_eval.run(agent=uninstrumented, turns=[Turn("book it", expect)])
+                result = await agent_eval.run(agent=uninstrumented, turns=[Turn("book it", expect=expect)])
                 result.assert_threshold()
                 assert result.tool_calls_sources == ["returned"]
 
             @pytest.mark.agent_eval(runs=1)
             async def test_plain_names_cannot_be_argument_checked(agent_eval):
                 expect = Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})])
-                result = await agent_eval.run(agent=as_tuple, turns=[Turn("book it", expect)])
+                result = await agent_eval.run(agent=as_tuple, turns=[Turn("book it", expect=expect)])
                 result.assert_threshold()
             """
         )
@@ -239,7 +239,7 @@ def test_include_content_false_gives_the_not_recorded_message(project: pytest.Py
             @pytest.mark.agent_eval(runs=1)
             async def test_hidden_args(agent_eval):
                 expect = Expect(tool_calls_include=["book"], tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})])
-                result = await agent_eval.run(agent=callable_, turns=[Turn('book {"time": "10am"}', expect)])
+                result = await agent_eval.run(agent=callable_, turns=[Turn('book {"time": "10am"}', expect=expect)])
                 [turn] = result.runs[0].turn_results
                 names, args = turn.eval_results
                 assert names.passed and args.outcome == "not_evaluated"
@@ -278,7 +278,7 @@ def test_arguments_hidden_from_spans_are_recovered_from_a_returned_run_result(pr
             @pytest.mark.agent_eval(runs=2)
             async def test_recovered(agent_eval):
                 expect = Expect(tool_calls_args=[ToolCallArgsConfig("book", {"time": "10am"})])
-                result = await agent_eval.run(agent=callable_, turns=[Turn('book {"time": "10am"}', expect)])
+                result = await agent_eval.run(agent=callable_, turns=[Turn('book {"time": "10am"}', expect=expect)])
                 result.assert_threshold()
                 assert result.runs[0].turn_results[0].reply == "done"
             """

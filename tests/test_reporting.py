@@ -47,11 +47,11 @@ PLUGIN_TESTS = src(
 
     @pytest.mark.agent_eval
     def test_a_both(agent_eval):
-        agent_eval.run_sync(agent=lambda h: AgentReply("ok", ["search", "answer"]), turns=[Turn("go", EXPECT)]).assert_threshold()
+        agent_eval.run_sync(agent=lambda h: AgentReply("ok", ["search", "answer"]), turns=[Turn("go", expect=EXPECT)]).assert_threshold()
 
     @pytest.mark.agent_eval
     def test_b_search_only(agent_eval):
-        agent_eval.run_sync(agent=lambda h: AgentReply("ok", ["search"]), turns=[Turn("go", EXPECT)]).assert_threshold()
+        agent_eval.run_sync(agent=lambda h: AgentReply("ok", ["search"]), turns=[Turn("go", expect=EXPECT)]).assert_threshold()
     """
 )
 
@@ -262,7 +262,7 @@ def test_a_pytest_case_keeps_each_turns_trajectory_diff_redacted_for_the_html_re
         return AgentReply("ok", [("pay", {"card": card, "amount": 5}), ("receipt", {})])
 
     expect = Expect(trajectory=[{"tool": "pay", "args": {"amount": 7}}, "confirm"])
-    result = asyncio.run(EvalSession().run(agent, [Turn("hi"), Turn("pay", expect)]))
+    result = asyncio.run(EvalSession().run(agent, [Turn("hi"), Turn("pay", expect=expect)]))
     first, second = result.runs[0].turn_results
     assert first.expected is None and second.expected == [
         {"tool": "pay", "args": {"amount": 7}, "optional": False}, {"tool": "confirm", "args": None, "optional": False}

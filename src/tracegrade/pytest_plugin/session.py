@@ -25,7 +25,6 @@ from ..errors import ExpectError
 from ..grading import informational_names, run_evaluator
 from ..results import OUTCOMES, EvalResult, Outcome, TurnContext
 from ..trajectory import ToolCall, Trajectory
-from .audio import check_audio
 from .config import DEFAULT_RUNS, DEFAULT_THRESHOLD
 from .transcript import JUDGE_RETRIES, JUDGE_TIMEOUT, AgentReply, Turn
 
@@ -355,9 +354,8 @@ class EvalSession:
             raise TypeError(f"{where} must be a Turn, got {type(turn).__name__}")
         try:
             turn.check()
-        except ValueError as e:
-            raise ValueError(f"{where}: {e}") from None
-        check_audio(turn.audio, where)
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{where}: {e}") from None
         try:
             return turn.expect.build(judge_retries=self.judge_retries, judge_timeout=self.judge_timeout)
         except ExpectError as e:

@@ -33,6 +33,7 @@ from ..evaluators.judge import JudgeEvaluator, JudgeParameters, ToolCallArgsJudg
 from ..evaluators.tools import ArgsCheck, ArgsMatchOptions
 from ..trajectory import ToolCall
 from ..tree import SpanPredicate, SpanQuery
+from .audio import check_audio
 
 __all__ = [
     "JUDGE_RETRIES",
@@ -250,20 +251,28 @@ class Expect(CheckedParameters):
 
 @dataclass
 class Turn:
-    """One user message and what the agent's answer to it must satisfy."""
+    """One user message and what the agent's answer to it must satisfy. The positional order is
+    pytest-agent-eval's: `Turn(user, audio, expect)`; pass `expect=` by name."""
 
     user: str
-    expect: Expect = field(default_factory=Expect)
     audio: str | PathLike[str] | None = None
     """A recording of the message for voice agents, passed as the history message's `"audio"` path."""
+    expect: Expect = field(default_factory=Expect)
 
     def __post_init__(self) -> None:
         self.check()
 
     def check(self) -> None:
-        """Raise `ValueError` for a field of the wrong type (at construction, and again when the turn runs)."""
+        """Raise `ValueError` (`TypeError` for `audio`) for a field of the wrong type, at construction
+        and again when the turn runs."""
         if not isinstance(self.user, str):
             raise ValueError(f"Turn.user must be a string, got {type(self.user).__name__}")
+        if isinstance(self.audio, Expect):
+            raise TypeError(
+                "Turn.audio must be a path, got an Expect: Turn's second positional parameter is `audio` "
+                "(pytest-agent-eval's order: user, audio, expect); pass the Expect as expect=..."
+            )
+        check_audio(self.audio, "Turn")
         if not isinstance(self.expect, Expect):
             raise ValueError(f"Turn.expect must be an Expect, got {type(self.expect).__name__}")
 

@@ -271,7 +271,7 @@ def _turn(spec: TurnSpec, index: int) -> Turn:
         if message.startswith("Invalid regex pattern"):  # pytest-agent-eval's loader words it in lower case
             message = "i" + message[1:]
         raise _SpecError((*base, *_parse_loc(e.field)), message) from None
-    return Turn(spec.user, expect, audio=spec.audio)
+    return Turn(spec.user, expect=expect, audio=spec.audio)
 
 
 # --- pytest collection ----------------------------------------------------------------------------------
