@@ -151,7 +151,6 @@ def test_settings_precedence(
     [
         ("threshold = 1.5", {}, "invalid agent_eval setting 'threshold' = 1.5 ([tool.agent_eval] in "),
         ('runs = "many"', {}, "invalid agent_eval setting 'runs' = 'many'"),
-        ("thresold = 0.5", {}, "unknown key 'thresold' (did you mean 'threshold'?)"),
         ("", {"AGENT_EVAL_RUNS": "0"}, "invalid agent_eval setting 'runs' = '0' (AGENT_EVAL_RUNS (environment))"),
         ("", {"EVAL_LIVE": "maybe"}, "EVAL_LIVE='maybe' (environment): expected 1/0, true/false, yes/no or on/off"),
         ("timeout = -1", {}, "invalid agent_eval setting 'timeout' = -1"),
@@ -180,7 +179,7 @@ def test_invalid_settings_are_a_usage_error_naming_the_key(
 )
 def test_invalid_marker_arguments_are_a_usage_error(pytester: pytest.Pytester, marker: str, message: str) -> None:
     pytester.makepyfile(test_it=SHOW.format(marker=marker))
-    result = pytester.runpytest()
+    result = pytester.runpytest("--agent-eval-live")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "test_it.py::test_show: @pytest.mark.agent_eval" in result.stderr.str()
     assert message in result.stderr.str()
@@ -339,3 +338,38 @@ def test_timeout_and_retries_in_pyproject_limit_the_judges_and_agent_keys_limit_
     result = pytester.runpytest("--agent-eval-live", "-s", "-p", "no:asyncio", "-p", "no:anyio", "-k", "slow_agent")
     result.assert_outcomes(failed=1)
     assert "the agent did not answer turn 1 within 0.05s (agent_timeout) (after 2 attempts)" in result.stdout.str()
+
+
+# --- bug: a typo in the marker or [tool.agent_eval] stopped the session even when no eval runs ---
+
+
+def test_a_typo_in_the_marker_or_the_settings_is_a_warning_without_live_and_an_error_with_it(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyprojecttoml("[tool.agent_eval]\nrunz = 2\n")
+    pytester.makepyfile(test_it=SHOW.format(marker="(treshold=0.5)"), test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest("-W", "default::pytest.PytestConfigWarning")
+    result.assert_outcomes(passed=1, skipped=1, warnings=2)
+    out = result.stdout.str()
+    assert "unknown key 'runz' (did you mean 'runs'?); ignored: live mode is off" in out
+    assert "@pytest.mark.agent_eval: unknown argument 'treshold' (did you mean 'threshold'?); ignored: live mode is off" in out
+    live = pytester.runpytest("--agent-eval-live")
+    assert live.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"[tool.agent_eval] in {pytester.path / 'pyproject.toml'}: unknown key 'runz' (did you mean 'runs'?)" in (
+        live.stderr.str()
+    )
+    pytester.makepyprojecttoml("[tool.agent_eval]\nruns = 2\n")
+    live = pytester.runpytest("--agent-eval-live")
+    assert live.ret == pytest.ExitCode.USAGE_ERROR
+    assert "test_it.py::test_show: @pytest.mark.agent_eval: unknown argument 'treshold'" in live.stderr.str()
+
+
+def test_the_resolver_collects_unknown_keys_when_asked_and_raises_otherwise(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.agent_eval]\nthresold = 0.5\nruns = 3\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'thresold' \(did you mean 'threshold'\?\)"):
+        resolve_settings(pyproject, {}, {})
+    unknown: list[str] = []
+    settings, _ = resolve_settings(pyproject, {}, {}, unknown_keys=unknown)
+    assert (settings.runs, settings.threshold) == (3, 0.8)
+    assert unknown == [f"[tool.agent_eval] in {pyproject}: unknown key 'thresold' (did you mean 'threshold'?)"]

@@ -107,7 +107,7 @@ def is_transcript_file(file_path: Path, yaml_dirs: Sequence[Path]) -> bool:
     return any(resolved.is_relative_to(d) for d in yaml_dirs)
 
 
-def _pyproject_layer(path: Path | None) -> _Layer:
+def _pyproject_layer(path: Path | None, unknown: list[str] | None = None) -> _Layer:
     if path is None:
         return _Layer("defaults", {})
     try:
@@ -119,10 +119,14 @@ def _pyproject_layer(path: Path | None) -> _Layer:
     if not isinstance(section, dict):
         raise ConfigError(f"[tool.agent_eval] in {path} must be a table, got {type(section).__name__}")
     source = f"[tool.agent_eval] in {path}"
+    values = dict(section)
     for key in section:
         if key not in _KEYS:
-            raise ConfigError(f"{source}: unknown key {key!r}{_did_you_mean(key, _KEYS)}")
-    values = dict(section)
+            message = f"{source}: unknown key {key!r}{_did_you_mean(key, _KEYS)}"
+            if unknown is None:
+                raise ConfigError(message)
+            unknown.append(message)
+            del values[key]
     if "groups" in values:
         values["groups"] = tuple(parse_groups(values["groups"], str(path)))
     return _Layer(source, values)
@@ -159,10 +163,14 @@ def resolve_settings(
     pyproject: Path | None,
     environ: Mapping[str, str] | None = None,
     cli: Mapping[str, Any] | None = None,
+    *,
+    unknown_keys: list[str] | None = None,
 ) -> tuple[AgentEvalSettings, dict[str, str]]:
     """Merge defaults < pyproject < environment < command line; return the settings and where
-    each non-default key came from. Raises `ConfigError` naming the first invalid key."""
-    layers = [_pyproject_layer(pyproject), *_env_layer(os.environ if environ is None else environ)]
+    each non-default key came from. Raises `ConfigError` naming the first invalid key; a key of
+    `[tool.agent_eval]` that is no setting is one too, unless `unknown_keys` is given: then the
+    message naming it (and the closest key) is appended there and the key is left out."""
+    layers = [_pyproject_layer(pyproject, unknown_keys), *_env_layer(os.environ if environ is None else environ)]
     layers.append(_Layer("command line", {k: v for k, v in (cli or {}).items() if v is not None}))
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}

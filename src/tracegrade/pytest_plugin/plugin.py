@@ -120,10 +120,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "model": config.getoption("agent_eval_model"),
         "record": config.getoption("tracegrade_record"),
     }
+    unknown: list[str] = []
     try:
-        settings, _ = resolve_settings(pyproject, os.environ, cli)
+        settings, _ = resolve_settings(pyproject, os.environ, cli, unknown_keys=unknown)
     except ConfigError as e:
         raise pytest.UsageError(str(e)) from None
+    for message in unknown:  # a typo matters only when evals run: then it stops the session
+        if settings.live or settings.record:
+            raise pytest.UsageError(message)
+        config.issue_config_time_warning(pytest.PytestConfigWarning(f"{message}; ignored: live mode is off"), 2)
     root = pyproject.parent if pyproject is not None else config.rootpath
     record_dir = (root / settings.record_dir).resolve()
     recorder = None
@@ -169,13 +174,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if "agent_eval" in getattr(item, "fixturenames", ()) and not (state.settings.live or state.settings.record):
                 item.add_marker(skip)  # the fixture runs agents: gated like the marker
             continue
+        live = state.settings.live or state.settings.record
         try:
             options = marker_options(marker.args, marker.kwargs, state.settings)
-        except ConfigError as e:
-            raise pytest.UsageError(f"{item.nodeid}: {e}") from None
+        except ConfigError as e:  # only an eval that runs is stopped by its marker's mistake
+            if live:
+                raise pytest.UsageError(f"{item.nodeid}: {e}") from None
+            item.warn(pytest.PytestConfigWarning(f"{e}; ignored: live mode is off"))
+            item.add_marker(skip)
+            continue
         item.stash[_OPTIONS] = options
         item.extra_keyword_matches.update(options.tags)
-        if not (state.settings.live or state.settings.record):
+        if not live:
             item.add_marker(skip)
 
 
