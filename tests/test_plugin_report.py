@@ -313,3 +313,56 @@ def test_a_failing_informational_check_never_fails_the_test_and_is_reported_with
     assert (root.get("failures"), len(list(root.iter("failure")))) == ("0", 0)
     (out,) = [e.text for e in root.iter("system-out") if e.text and e.text.startswith("informational check")]
     assert out.startswith("informational check failed: ")
+
+
+# --- bug: terminal escape codes in recorded tool names and argument keys were printed raw ---
+
+
+def test_control_characters_in_recorded_text_are_escaped_in_the_failure_and_the_summary(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_esc=src(
+            r'''
+            import pytest
+            from opentelemetry.sdk.trace import TracerProvider
+            from tracegrade import Expect, ToolCall, Turn
+
+            provider = TracerProvider()
+            tracer = provider.get_tracer("app")
+
+            async def returned(history):
+                return "bad \x1b[31mred\x1b[0m \u202eevil", [ToolCall("t\x1b[2JEVIL", {"k\x1b[0m": "v"})]
+
+            async def spans(history):
+                with tracer.start_as_current_span(
+                    "invoke_agent shop", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"}
+                ), tracer.start_as_current_span(
+                    "execute_tool s\x1b[1;31mPWNED",
+                    attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "s\x1b[1;31mPWNED",
+                                "gen_ai.tool.call.arguments": '{"q\\u001b[0m": "x\\n2"}'},
+                ):
+                    pass
+                return "done"
+
+            @pytest.mark.agent_eval(threshold=1.0)
+            async def test_returned(agent_eval):
+                turn = Turn("u\x00", expect=Expect(reply_contains_any=["zzz"], tool_calls_include=["x"]))
+                (await agent_eval.run(agent=returned, turns=[turn])).assert_threshold()
+
+            @pytest.mark.agent_eval(threshold=1.0)
+            async def test_spans(agent_eval):
+                agent_eval.provider = provider
+                turn = Turn("find", expect=Expect(tool_calls_include=["lookup"]))
+                (await agent_eval.run(agent=spans, turns=[turn])).assert_threshold()
+            '''
+        )
+    )
+    result = pytester.runpytest("--agent-eval-live", "-p", "no:asyncio", "-p", "no:anyio")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert not {ch for ch in out if not ch.isprintable() and ch != "\n"}, [ch for ch in out if ord(ch) < 32 and ch != "\n"]
+    failure, summary = out.split("= agent_eval =")
+    for text in (failure, summary):  # the assertion message, then the terminal summary
+        assert "trajectory (returned): t\\x1b[2JEVIL(k\\x1b[0m='v')" in text
+        assert "trajectory (spans): s\\x1b[1;31mPWNED(q\\x1b[0m='x\\n2')" in text

@@ -40,6 +40,7 @@ __all__ = [
     "describe_call",
     "live_skip_hint",
     "normalize_reply",
+    "printable",
     "user_message",
 ]
 
@@ -147,7 +148,8 @@ class TranscriptResult:
 
     def describe_failures(self, limit: int | None = None, *, skip: bool = True) -> list[str]:
         """One line per failed check (at most `limit`; all by default), with the turn's observed
-        trajectory; `skip=False` lists every check that did not pass, skipped `not_evaluated` ones too."""
+        trajectory, recorded text escaped (`printable`); `skip=False` lists every check that did not
+        pass, skipped `not_evaluated` ones too."""
         lines: list[str] = []
         for run in self.runs:
             for turn in run.turn_results:
@@ -155,8 +157,10 @@ class TranscriptResult:
                     calls = ", ".join(describe_call(c, turn.tool_calls_source) for c in turn.tool_calls)
                     calls = calls or "no tool calls"
                     lines.append(
-                        f"run {run.run_index + 1}, turn {turn.turn_index + 1}: {res.name or 'check'} "
-                        f"[{res.outcome}]: {res.reasoning} | trajectory ({turn.tool_calls_source}): {calls}"
+                        printable(
+                            f"run {run.run_index + 1}, turn {turn.turn_index + 1}: {res.name or 'check'} "
+                            f"[{res.outcome}]: {res.reasoning} | trajectory ({turn.tool_calls_source}): {calls}"
+                        )
                     )
                     if limit is not None and len(lines) >= limit:
                         return lines
@@ -191,6 +195,16 @@ def user_message(turn: Turn) -> dict[str, Any]:
     if turn.audio is not None:
         message["audio"] = os.fspath(turn.audio)
     return message
+
+
+def printable(text: str) -> str:
+    """`text` with every character that is not printable (`str.isprintable`: control characters such as
+    ESC and newlines, format characters such as bidi overrides, separators other than the space)
+    written as its Python escape (`\\x1b`, `\\u202e`), so recorded text (tool names, arguments,
+    replies, reasons) printed to a terminal cannot move the cursor, recolour or reorder the output."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def describe_call(call: ToolCall, source: str) -> str:
