@@ -230,13 +230,13 @@ class Expect(CheckedParameters):
                 config_ = JudgeConfig(**self.judge) if isinstance(self.judge, Mapping) else self.judge
                 built.append(config_.evaluator(JudgeEvaluator, retries=judge_retries, timeout=judge_timeout))
                 self.judge = config_
-        if not isinstance(self.tool_calls_args, list):  # a tuple
-            self.tool_calls_args = list(self.tool_calls_args)
+        configs: list[ToolCallArgsConfig | dict[str, Any]] = []  # mappings become configs, as in YAML
         for i, spec in enumerate(self.tool_calls_args):
             with _field(f"tool_calls_args[{i}]"):
                 config = ToolCallArgsConfig(**spec) if isinstance(spec, Mapping) else spec
                 built.extend(config.build(judge_retries=judge_retries, judge_timeout=judge_timeout))
-                self.tool_calls_args[i] = config  # a mapping becomes its config, as in YAML (in the same list)
+                configs.append(config)
+        self.tool_calls_args = configs
         if self.trajectory is not None:
             with _field("trajectory"):
                 built.append(_trajectory(self.trajectory))
