@@ -261,11 +261,10 @@ class _Reporter:
         state = self.state
         if state.records:
             from ..reporting.terminal import case_lines
-            from .session import printable
 
             terminalreporter.write_sep("=", "agent_eval")
             for line in case_lines(_report(state)):  # recorded text (tool names, arguments, reasons) escaped
-                terminalreporter.write_line(printable(line))
+                terminalreporter.write_line(line)
         if state.skipped:
             from .session import live_skip_hint
 

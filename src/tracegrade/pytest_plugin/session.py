@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
+from .._text import printable
 from ..capture import Capture, capture
 from ..errors import ExpectError
 from ..grading import informational_names, run_evaluator
@@ -40,7 +41,6 @@ __all__ = [
     "describe_call",
     "live_skip_hint",
     "normalize_reply",
-    "printable",
     "user_message",
 ]
 
@@ -195,16 +195,6 @@ def user_message(turn: Turn) -> dict[str, Any]:
     if turn.audio is not None:
         message["audio"] = os.fspath(turn.audio)
     return message
-
-
-def printable(text: str) -> str:
-    """`text` with every character that is not printable (`str.isprintable`: control characters such as
-    ESC and newlines, format characters such as bidi overrides, separators other than the space)
-    written as its Python escape (`\\x1b`, `\\u202e`), so recorded text (tool names, arguments,
-    replies, reasons) printed to a terminal cannot move the cursor, recolour or reorder the output."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def describe_call(call: ToolCall, source: str) -> str:
