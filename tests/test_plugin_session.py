@@ -479,7 +479,7 @@ def test_eval_session_takes_pytest_agent_evals_arguments_with_their_meaning(monk
     assert PaeEvalSession is EvalSession
     params = list(inspect.signature(EvalSession).parameters.values())
     assert [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD] == [
-        "threshold", "runs", "config_model", "judge_model", "judge_retries", "judge_timeout"
+        "threshold", "runs", "config_model", "judge_model", "judge_retries", "judge_timeout", "_item"
     ]  # fmt: skip
     monkeypatch.setattr(judge_module, "RETRY_BACKOFF_SECONDS", 0.0)
     attempts: list[int] = []
@@ -548,3 +548,48 @@ def test_turns_positional_order_is_user_audio_expect(tmp_path: Path) -> None:
     assert result.runs[0].turn_results[0].eval_results[0].reasoning == "Reply did not contain any of ['booked']"
     with pytest.raises(TypeError, match=r"second positional parameter is `audio` .*pass the Expect as expect=\.\.\."):
         Turn("hi", Expect(reply_contains_any=["booked"]))  # type: ignore[arg-type]
+
+
+# --- EvalSession(_item=...): pytest-agent-eval's hook for report plugins ---
+
+
+def test_eval_session_stores_each_result_on_its_item_as_pytest_agent_eval_does() -> None:
+    import types
+
+    item = types.SimpleNamespace()
+    session = EvalSession(threshold=0.0, runs=1, _item=item)
+    first = session.run_sync(lambda h: "all good", [Turn("hi")])
+    assert item._eval_result is first and first.passed
+    second = session.run_sync(lambda h: "again", [Turn("hi")])
+    assert item._eval_result is second
+
+
+def test_the_agent_eval_fixture_leaves_its_result_on_the_test_item(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+import pytest
+
+SEEN = []
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    yield
+    if call.when == "call":
+        result = getattr(item, "_eval_result", None)
+        SEEN.append(None if result is None else (result.passed, result.score))
+
+def pytest_sessionfinish(session):
+    print("SEEN", SEEN)
+"""
+    )
+    pytester.makepyfile(
+        """
+from tracegrade import Expect, Turn
+
+def test_one(agent_eval):
+    agent_eval.run_sync(lambda h: "booked", [Turn("hi", expect=Expect(reply_contains_any=["booked"]))])
+"""
+    )
+    out = pytester.runpytest("--agent-eval-live", "-s", "-p", "no:cacheprovider")
+    out.assert_outcomes(passed=1)
+    out.stdout.fnmatch_lines(["*SEEN [[](True, 1.0)[]]"])

@@ -316,7 +316,7 @@ def agent_eval(request: pytest.FixtureRequest) -> EvalSession:
                 if run.capture is not None:
                     state.recorder.save(node.nodeid, run.capture)
 
-    return EvalSession(options.threshold, options.runs, config=state.settings, on_result=record)
+    return EvalSession(options.threshold, options.runs, _item=node, config=state.settings, on_result=record)
 
 
 @pytest.fixture

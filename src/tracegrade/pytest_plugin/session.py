@@ -266,7 +266,8 @@ class EvalSession:
     judges' model when they name none), `judge_model` (preferred over `config_model`),
     `judge_retries` / `judge_timeout` (of the judges of `Expect.judge` and `tool_calls_args` that
     set none); each given one overrides the same setting of `config` (`model`, `judge_model`,
-    `retries`, `timeout`), whose defaults are 2 retries and 30 seconds.
+    `retries`, `timeout`), whose defaults are 2 retries and 30 seconds; `_item` (a pytest item, or any
+    object) receives each result as `_item._eval_result`, as pytest-agent-eval's report plugins read it.
 
     `config` is the `[tool.agent_eval]` settings (a mapping or `AgentEvalSettings`): the judges'
     `model` / `judge_model` (given to evaluators as `ctx.config`), `retries` / `timeout` (of the judges
@@ -286,6 +287,7 @@ class EvalSession:
         judge_model: str | Model | None = None,
         judge_retries: int | None = None,
         judge_timeout: float | None = None,
+        _item: Any = None,
         *,
         config: Any = None,
         on_result: Callable[[TranscriptResult], None] | None = None,
@@ -314,6 +316,7 @@ class EvalSession:
         """An SDK `TracerProvider` to record from instead of the global one (see `capture(provider=...)`)."""
         self.results: list[TranscriptResult] = []
         self._on_result = on_result
+        self._item = _item
 
     async def run(
         self,
@@ -338,6 +341,8 @@ class EvalSession:
         score = sum(r.passed for r in results) / len(results)
         result = TranscriptResult(score >= threshold - 1e-9, score, float(threshold), results, self.not_evaluated)
         self.results.append(result)
+        if self._item is not None:  # pytest-agent-eval's hook for report plugins: the item's last result
+            self._item._eval_result = result
         if self._on_result is not None:
             self._on_result(result)
         return result
