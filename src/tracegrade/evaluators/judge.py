@@ -2,10 +2,11 @@
 
 A judge is an `Agent` with one output tool (`final_result`). `JudgeEvaluator` and
 `ToolCallArgsJudgeEvaluator` ask for pytest-agent-eval's verdict `{passed, reasoning}`
-(`JudgeVerdict`), `TrajectoryJudge` for pydantic-evals' `GradingOutput` `{reason, pass_, score}`
-(`GradingVerdict`); each accepts the other family's spelling of the same fields, since the
-pytest plugin and the pydantic-evals bridge serve both (a verdict giving both spellings of one
-field is invalid). The reasoning is the judge's own text. Its model is the `model` argument, else
+(`JudgeVerdict`), `TrajectoryJudge` for pydantic-evals' `GradingOutput` `{reason, pass, score}`
+(`GradingVerdict`; `pass` on the wire, as pydantic-evals' judge is offered it); each accepts every
+spelling of the same fields (`passed` / `pass` / `pass_`, `reasoning` / `reason`), since the pytest
+plugin and the pydantic-evals bridge serve both (a verdict giving two spellings of one field is
+invalid). The reasoning is the judge's own text. Its model is the `model` argument, else
 `judge_model` / `model` from `[tool.agent_eval]` (`ctx.config`); a pydantic-ai `Model` instance
 (e.g. `FunctionModel` in tests) works as well as a model id. Exceptions (API errors, timeouts,
 output that stays invalid after pydantic-ai's output retry) are retried `retries` times and then
@@ -77,7 +78,7 @@ _ESCAPED = re.compile(r"[<>&\x7f-\U0010ffff]")
 _VERDICT = "true only when every requirement of the rubric is met."
 _REASON = "One or two sentences citing the evidence for the verdict."
 _SCORE = "Optional degree of fit, 0 to 1."
-_SPELLINGS = (("passed", "pass_"), ("reasoning", "reason"))
+_SPELLINGS = (("passed", "pass", "pass_"), ("reasoning", "reason"))
 
 
 class _Verdict(BaseModel):
@@ -88,8 +89,8 @@ class _Verdict(BaseModel):
     def _one_spelling(cls, data: Any) -> Any:
         if isinstance(data, dict):
             for names in _SPELLINGS:
-                if all(name in data for name in names):
-                    raise ValueError(f"give `{names[0]}` or `{names[1]}`, not both")
+                if len(given := [f"`{name}`" for name in names if name in data]) > 1:
+                    raise ValueError(f"give one of {', '.join(given)}, not several (they spell one field)")
         return data
 
     def result(self) -> EvalResult:
@@ -98,9 +99,10 @@ class _Verdict(BaseModel):
 
 class JudgeVerdict(_Verdict):
     """pytest-agent-eval's judge output `{passed, reasoning}` (JudgeEvaluator, ToolCallArgsJudgeEvaluator).
-    pydantic-evals' spelling (`pass_`, `reason`) and its optional `score` are accepted too."""
+    pydantic-evals' spelling (`pass`, or its attribute name `pass_`; `reason`) and its optional `score` are
+    accepted too."""
 
-    passed: bool = Field(validation_alias=AliasChoices("passed", "pass_"), description=_VERDICT)
+    passed: bool = Field(validation_alias=AliasChoices("passed", "pass", "pass_"), description=_VERDICT)
     reasoning: str = Field(validation_alias=AliasChoices("reasoning", "reason"), description=_REASON)
     score: SkipJsonSchema[float | None] = Field(default=None, ge=0.0, le=1.0)
 
@@ -109,11 +111,12 @@ class JudgeVerdict(_Verdict):
 
 
 class GradingVerdict(_Verdict):
-    """pydantic-evals' `GradingOutput` `{reason, pass_, score}` (TrajectoryJudge); pytest-agent-eval's
-    spelling (`reasoning`, `passed`) is accepted too."""
+    """pydantic-evals' `GradingOutput` `{reason, pass, score}` (TrajectoryJudge): the model is offered `pass`, as
+    pydantic-evals offers it; `pass_` (the attribute's name, which pydantic-evals also accepts) and
+    pytest-agent-eval's spelling (`reasoning`, `passed`) are accepted too."""
 
     reason: str = Field(validation_alias=AliasChoices("reason", "reasoning"), description=_REASON)
-    pass_: bool = Field(validation_alias=AliasChoices("pass_", "passed"), description=_VERDICT)
+    pass_: bool = Field(validation_alias=AliasChoices("pass", "pass_", "passed"), description=_VERDICT)
     score: float | None = Field(default=None, ge=0.0, le=1.0, description=_SCORE)
 
     def result(self) -> EvalResult:
