@@ -377,3 +377,15 @@ def test_openllmetry_positional_arguments_are_recovered_from_given_messages() ->
     part = {"type": "tool_call", "id": "call_1", "name": "weather", "arguments": {"city": "Paris"}}
     [call] = recover_arguments(traj, [{"role": "assistant", "parts": [part]}]).all_calls
     assert (call.args, call.args_source) == ({"city": "Paris"}, "messages")
+
+
+# --- the turn's user message from OpenLLMetry's flattened prompt (`gen_ai.prompt.N.{role,content}`) -------------
+
+
+def test_the_user_message_is_read_from_openllmetrys_flattened_prompt_and_not_without_content() -> None:
+    tree = scenario_tree("openllmetry-decorators", nested=True)
+    first = extract(tree).model_requests[0].span
+    assert first is not None
+    assert (first.attributes["gen_ai.prompt.0.role"], first.attributes["gen_ai.prompt.0.content"]) == ("user", "go")
+    assert extract(tree).user_message == "go"
+    assert extract(scenario_tree("openllmetry-decorators", nested=True, content=False)).user_message is None

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tracegrade import EvalResult, grade, load_traces
+from tracegrade import EvalResult, TurnContext, grade, load_traces
 from tracegrade.dialects import extract
 from tracegrade.evaluators import (
     ArgumentCorrectness,
@@ -400,3 +400,38 @@ def test_readme_lists_the_frameworks_of_the_manifest() -> None:
 if __name__ == "__main__":  # rewrite README's table from the manifest
     text = README.read_text()
     README.write_text(text[: text.index(_START) + len(_START)] + "\n" + frameworks_table() + "\n" + text[text.index(_END) :])
+
+
+# --- the turn's user message: read where a model request's input records it, never from a content-off run -------
+
+QUESTION = "What is the status of order 1234, the weather in Paris, and the refund policy?"  # every scenario's
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_user_message_is_the_scenarios_question_where_recorded_and_never_read_with_content_off(run: str) -> None:
+    entry, traj = _entry(CORPUS / "entries" / f"{run}.json"), trajectory(run)
+    ctx = TurnContext.for_trajectory(traj)
+    if traj.user_message is None:
+        assert ctx.user == "" and ctx.user_missing is not None
+        assert ctx.user_missing.startswith("the user message is not in the telemetry: "), ctx.user_missing
+    else:  # a framework may wrap the question in its own prompt (CrewAI's task, DSPy's signature fields)
+        assert entry["content"] and QUESTION in traj.user_message, traj.user_message
+        assert (ctx.user, ctx.user_missing) == (traj.user_message, None)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "pydantic-ai--native--content-on",  # OTel GenAI `gen_ai.input.messages` on the chat span
+        "agno--openinference--content-on",  # OpenInference `llm.input_messages.N.message.{role,content}`
+        "openai--openllmetry--content-on--events",  # `gen_ai.user.message` log events of the chat span
+        "google-adk--openlit--content-on",  # a sub-agent's request inside the top-level run
+    ],
+)
+def test_the_user_message_is_read_from_each_recorded_shape(run: str) -> None:
+    assert trajectory(run).user_message == QUESTION
+
+
+def test_a_content_placeholder_is_not_read_as_the_user_message() -> None:
+    # Google ADK writes `<elided>` as the content of its message events when content capture is off
+    assert trajectory("google-adk--native--content-off--schema-v1").user_message is None

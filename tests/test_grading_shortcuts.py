@@ -44,8 +44,9 @@ def test_grade_names_unnamed_results_and_keeps_named_ones_and_subclasses() -> No
 def test_a_context_over_a_trajectory_is_the_same_built_directly_or_with_fields() -> None:
     cap = run_captured([("a", {"x": 1})], reply="done")
     direct = TurnContext.for_trajectory(cap.trajectory)
-    assert direct == TurnContext.for_trajectory(cap.trajectory, user="")
-    assert (direct.reply, direct.tool_calls, direct.tool_calls_source) == ("done", ["a"], "spans")
+    assert direct == TurnContext.for_trajectory(cap.trajectory, history=[])
+    assert (direct.user, direct.reply, direct.tool_calls, direct.tool_calls_source) == ("go", "done", ["a"], "spans")
+    assert direct.user_missing is None and direct.reply_missing is None
     assert direct.span_tree is cap.tree and direct.trajectory is cap.trajectory
     assert direct.history == [] and direct.metrics == {} and direct.config == {}
     assert direct.history is not TurnContext.for_trajectory(cap.trajectory).history  # fresh defaults each time

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from _agents import run_captured
 from _plugin_helpers import assert_in_order, clean_agent_eval_env, src  # noqa: F401
-from tracegrade import NOT_RECORDED, EvalResult, ToolCall, Trajectory, TurnContext
+from tracegrade import NOT_RECORDED, EvalResult, ToolCall, Trajectory, TurnContext, grade
+from tracegrade.dialects import extract
 from tracegrade.evaluators import judge as judge_module
 from tracegrade.evaluators.judge import (
     JudgeEvaluator,
@@ -25,6 +27,7 @@ from tracegrade.evaluators.judge import (
     TrajectoryJudge,
     fence,
 )
+from tracegrade.ingest import read_tree
 
 
 class Judge:
@@ -694,3 +697,50 @@ def test_every_documented_spelling_of_the_verdict_is_accepted_by_every_judge(nam
     }[name]
     result = evaluate(evaluator, ctx)
     assert (result.outcome, result.reasoning) == ("failed", "no") and judge.calls == 1
+
+
+# --- bug: graded from a trace, the judges see the user message the spans recorded, or that none was recorded -------
+
+FRAMEWORKS = Path(__file__).resolve().parent.parent / "fixtures" / "frameworks"
+QUESTION = "What is the status of order 1234, the weather in Paris, and the refund policy?"
+
+
+def test_graded_from_a_trace_file_every_judge_sees_the_user_message_the_spans_recorded() -> None:
+    judge = Judge(True)
+    evaluators = [
+        JudgeEvaluator("r", model=judge.model),
+        ToolCallArgsJudgeEvaluator("get_order", "r", model=judge.model),
+        TrajectoryJudge("r", model=judge.model),
+    ]
+    results = grade(FRAMEWORKS / "pydantic-ai--native--content-on.traces.json", evaluators)
+    assert [r.outcome for r in results] == ["passed"] * 3 and judge.calls == 3
+    assert [blocks(prompt)["user_message"] for prompt in judge.prompts] == [QUESTION] * 3
+
+
+def test_a_user_message_the_trace_did_not_record_is_shown_to_every_judge_as_not_recorded() -> None:
+    tree = read_tree(FRAMEWORKS / "pydantic-ai--native--content-off.traces.json")
+    traj = extract(tree)
+    ctx = TurnContext.for_trajectory(traj, reply="Order 1234 has shipped.")  # the reply given, the user message not
+    assert ctx.user == "" and traj.user_message is None
+    assert ctx.user_missing == (
+        "the user message is not in the telemetry: the first model request of agent run 'support' records no user "
+        "message in its input (its content setting leaves the messages out, or its instrumentation records them in a "
+        "form not read here: OTel GenAI `gen_ai.input.messages` or its log events, OpenInference "
+        "`llm.input_messages`, OpenLLMetry `gen_ai.prompt`)"
+    )
+    calls = [ToolCall("get_order", {"order_id": 1234})]
+    hand_made = TurnContext.for_trajectory(Trajectory(calls, recognized_spans=1), reply="shipped")
+    assert hand_made.user_missing == (
+        "the user message is not in the telemetry: no model request of the run was recorded to hold its input"
+    )
+    judge = Judge(True)
+    for evaluator, context in (
+        (JudgeEvaluator("r", model=judge.model), ctx),
+        (TrajectoryJudge("r", model=judge.model), ctx),
+        (ToolCallArgsJudgeEvaluator("get_order", "r", model=judge.model), hand_made),
+    ):
+        assert evaluate(evaluator, context).outcome == "passed"
+    assert [blocks(prompt)["user_message"] for prompt in judge.prompts] == [{"not_recorded": True}] * 3
+    assert '{"not_recorded": true} stands for material the telemetry of the run did not record' in judge.system[0]
+    given = evaluate(JudgeEvaluator("r", model=judge.model), TurnContext.for_trajectory(traj, user="", reply="x"))
+    assert given.outcome == "passed" and blocks(judge.prompts[-1])["user_message"] == ""  # given empty: shown empty

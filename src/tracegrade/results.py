@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .trajectory import ToolCall, Trajectory
+    from .trajectory import AgentRun, ToolCall, Trajectory
     from .tree import SpanTree
 
 __all__ = ["OUTCOMES", "EvalResult", "Outcome", "TurnContext", "checks_phrase", "summary_text"]
@@ -120,21 +120,30 @@ class TurnContext:
     reply_missing: str | None = None
     """Why the reply is not known (`reply` is then `""`): it was to come from the spans, which recorded no final
     output; None when it is known (given, or recorded)."""
+    user_missing: str | None = None
+    """Why the user message is not known (`user` is then `""`): it was to come from the spans, which recorded none
+    (`Trajectory.user_message`); None when it is known (given, or recorded)."""
 
     @classmethod
     def for_trajectory(cls, trajectory: Trajectory, **fields: Any) -> TurnContext:
-        """A context over a trajectory; `user`/`reply` default to what the spans recorded (`reply_missing` says
-        why when they recorded no final output)."""
-        out = trajectory.final_output
+        """A context over a trajectory; `user`/`reply` default to what the spans recorded (the turn's user message,
+        `Trajectory.user_message`, and the final output); `user_missing` / `reply_missing` say why when they
+        recorded none."""
+        out, asked = trajectory.final_output, trajectory.user_message
         if not fields and cls is TurnContext:  # the common case, built positionally (faster than by keyword)
             reply, calls = _reply(out), trajectory.tool_calls
             source: Literal["spans", "none"] = "spans" if trajectory.recognized_spans else "none"
             missing = _reply_missing(trajectory) if out is None else None
-            return cls("", reply, calls, [], trajectory.tree, trajectory, {}, source, {}, missing)
+            unasked = _user_missing(trajectory) if asked is None else None
+            return cls(asked or "", reply, calls, [], trajectory.tree, trajectory, {}, source, {}, missing, unasked)
         if "reply" not in fields:
             fields["reply"] = _reply(out)
             if out is None:
                 fields.setdefault("reply_missing", _reply_missing(trajectory))
+        if "user" not in fields:
+            fields["user"] = asked or ""
+            if asked is None:
+                fields.setdefault("user_missing", _user_missing(trajectory))
         fields.setdefault("tool_calls", trajectory.tool_calls)
         fields.setdefault("tool_calls_source", "spans" if trajectory.recognized_spans else "none")
         return cls(span_tree=trajectory.tree, trajectory=trajectory, **fields)
@@ -152,6 +161,29 @@ def _reply_missing(trajectory: Trajectory) -> str:
         f"the agent's reply is not in the telemetry: {who}{where} recorded no final output (its instrumentation "
         "records none, or its content setting leaves it out); give the reply to the check instead"
     )
+
+
+def _user_missing(trajectory: Trajectory) -> str:
+    """Why the spans hold no user message (`Trajectory.user_message` is None)."""
+    runs = [r for r in trajectory.agent_runs if r.parent is None]
+    top = runs[-1] if runs else None
+    who = "the run" if top is None else f"agent run {top.name!r}" if top.name else "the agent run"
+    if not any(top is None or _within(r.run, top) for r in trajectory.model_requests):
+        return f"the user message is not in the telemetry: no model request of {who} was recorded to hold its input"
+    return (
+        f"the user message is not in the telemetry: the first model request of {who} records no user message in its "
+        "input (its content setting leaves the messages out, or its instrumentation records them in a form not read "
+        "here: OTel GenAI `gen_ai.input.messages` or its log events, OpenInference `llm.input_messages`, OpenLLMetry "
+        "`gen_ai.prompt`)"
+    )
+
+
+def _within(run: AgentRun | None, top: AgentRun) -> bool:
+    while run is not None:
+        if run is top:
+            return True
+        run = run.parent
+    return False
 
 
 def _reply(out: Any) -> str:

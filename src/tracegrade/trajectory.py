@@ -354,6 +354,10 @@ class Trajectory:
         self.missing: dict[str, str] = {}
         """What the telemetry does not hold (`"tool_calls"`, `"model_requests"`) and why: checks that need
         it are not evaluated."""
+        self.user_message: str | None = None
+        """The turn's user message as the spans recorded it (set by extraction): the last user message in the input
+        of the first model request of the last top-level agent run (the run whose final output is the reply), or of
+        the first model request when no agent run was recorded; None when not recorded."""
 
     @classmethod
     def from_calls(cls, calls: Iterable[str | ToolCall]) -> Trajectory:
@@ -492,6 +496,7 @@ class Trajectory:
         )  # fmt: skip
         scoped.incomplete = list(self.incomplete)
         scoped.missing = dict(self.missing)
+        scoped.user_message = self.user_message
         return scoped
 
     @property

@@ -303,6 +303,7 @@ def _extract(
         calls, requests, runs, tree=tree, recognized_spans=recognized, handoffs=handoffs, unnamed_calls=unnamed
     )
     traj.incomplete = still_open + notes
+    traj.user_message = _user_message(runs, requests, twins, registry)
     traj.missing = missing_evidence(calls, requests, runs, len(handoffs), tree.unattached_logs, unnamed)
     if hosts_tools:
         traj.missing.setdefault("model_requests", (
@@ -310,6 +311,32 @@ def _extract(
             "several model calls on one span, so the number of requests is not recorded"
         ))  # fmt: skip
     return traj, referenced
+
+
+def _user_message(
+    runs: list[AgentRun], requests: list[ModelRequest], twins: dict[int, list[ModelRequest]], registry: _Registry
+) -> str | None:
+    """`Trajectory.user_message`: the last user message in the input of the first model request (`requests` are in
+    start order) of the last top-level agent run, the run whose final output is the reply (a request of a run
+    inside it counts), or of the first model request when no agent run was recorded. It is read from that
+    request's span, else from the spans that recorded the same request again; None when none records it."""
+    top = next((r for r in reversed(runs) if r.parent is None), None)
+    for req in requests:
+        if top is not None and not _within(req.run, top):
+            continue
+        for record in (req, *twins.get(id(req), ())):
+            if record.span is not None and (text := registry.user_text_of(record.dialect, record.span)) is not None:
+                return text
+        return None
+    return None
+
+
+def _within(run: AgentRun | None, top: AgentRun) -> bool:
+    while run is not None:
+        if run is top:
+            return True
+        run = run.parent
+    return False
 
 
 def _transcripts(
@@ -333,7 +360,7 @@ class _Registry:
     agent-span attributes holding a run's messages, the dialects whose tool spans may record a wrapper, the
     message readers by dialect name, the dialects' `settle_calls` and their `transcript` readers."""
 
-    __slots__ = ("_dialects", "_readers", "dispatch", "run_messages", "settlers", "transcripts", "wrapping")
+    __slots__ = ("_dialects", "_readers", "_shapes", "dispatch", "run_messages", "settlers", "transcripts", "wrapping")
 
     def __init__(self, dialects: Sequence[Dialect]) -> None:
         self.dispatch = Dispatch(dialects)
@@ -347,6 +374,7 @@ class _Registry:
             d.name: read for d in dialects if (read := _attribute(d, "transcript", None)) is not None
         }
         self._readers: dict[str | None, Readers] = {}
+        self._shapes: dict[str | None, tuple[str, ...]] = {}
 
     def readers_of(self, dialect: str | None) -> Readers:
         """How the named dialect's model-request spans record requested calls and tool results."""
@@ -354,6 +382,15 @@ class _Registry:
         if found is None:
             found = self._readers[dialect] = _message_readers(self._dialects.get(dialect or ""))
         return found
+
+    def user_text_of(self, dialect: str | None, span: SpanNode) -> str | None:
+        """The last user message in the input messages a model-request span of the named dialect records (in the
+        dialect's `MESSAGE_SHAPES`, else in log events attached to the span)."""
+        shapes = self._shapes.get(dialect)
+        if shapes is None:
+            shapes = self._shapes[dialect] = _attribute(self._dialects.get(dialect or ""), "MESSAGE_SHAPES", ("otel",))
+        found = _messages.user_text(span.attributes, shapes)
+        return found if found is not None or not span.logs else _messages.logs_user_text(span.logs)
 
 
 _REGISTRY: list[_Registry] = []

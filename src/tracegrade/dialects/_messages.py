@@ -13,7 +13,9 @@ Three recorded shapes (shared/reference/conventions.md §1.7, §3, §4):
   `gen_ai.tool.name`, `gen_ai.tool.call.id` and `gen_ai.tool.args` (or `gen_ai.tool.call.arguments`), each
   the response's values joined with `", "` (no results).
 
-Each reader returns plain tuples; the dialects decide which shape their spans carry.
+Each reader returns plain tuples; the dialects decide which shape their spans carry. The same shapes give the
+text of the user messages a model request's input holds (`user_text`, `logs_user_text`; OTel GenAI `text` parts,
+OpenAI's `content`).
 """
 
 from __future__ import annotations
@@ -24,15 +26,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 __all__ = [
+    "REDACTED",
     "Requested",
     "Transcript",
     "event_name",
     "flattened_requests",
     "flattened_results",
     "json_list",
+    "last_user_text",
     "logs_output_recorded",
     "logs_requested",
     "logs_results",
+    "logs_user_text",
     "otel_requests",
     "otel_results",
     "output_tool_names",
@@ -43,7 +48,14 @@ __all__ = [
     "summary_requests",
     "tool_calls_in",
     "tool_results_in",
+    "user_text",
 ]
+
+
+REDACTED = frozenset({"[REDACTED]", "__REDACTED__", "<redacted>"})
+"""Values instrumentations write in place of content they were told not to record."""
+_WITHHELD_TEXT = REDACTED | {"<elided>"}
+"""Message texts that stand for content not recorded (`REDACTED`; Google ADK's `<elided>` in its message events)."""
 
 
 class Requested(NamedTuple):
@@ -232,16 +244,21 @@ _OI_IN = re.compile(r"llm\.input_messages\.(\d+)\.message\.(role|tool_call_id|co
 _OLLM_IN = re.compile(r"gen_ai\.prompt\.(\d+)\.(role|tool_call_id|content)$")
 
 
-def flattened_results(attrs: Mapping[str, Any], style: str) -> dict[str, Any]:
-    """`{call_id: result}` from flattened input messages with role `tool`."""
+def _flattened_messages(attrs: Mapping[str, Any], style: str) -> list[dict[str, Any]]:
+    """The flattened input messages (`role`, `tool_call_id`, `content`), in index order."""
     prefix, pattern = ("llm.input_messages.", _OI_IN) if style == "openinference" else ("gen_ai.prompt.", _OLLM_IN)
     messages: dict[int, dict[str, Any]] = {}
     for key, value in attrs.items():
         if key.startswith(prefix) and (m := pattern.match(key)):
             messages.setdefault(int(m[1]), {})[m[2]] = value
+    return [messages[i] for i in sorted(messages)]
+
+
+def flattened_results(attrs: Mapping[str, Any], style: str) -> dict[str, Any]:
+    """`{call_id: result}` from flattened input messages with role `tool`."""
     return {
         str(m["tool_call_id"]): m.get("content")
-        for m in messages.values()
+        for m in _flattened_messages(attrs, style)
         if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
     }
 
@@ -286,6 +303,67 @@ def results(attrs: Mapping[str, Any], shapes: tuple[str, ...]) -> dict[str, Any]
         if found:
             return found
     return {}
+
+
+_TEXT_ITEMS = ("text", "input_text")
+
+
+def _user_message_text(message: Any) -> str | None:
+    """The text of a user message: its OTel GenAI `text` parts, or OpenAI's `content` (a string, or its `text` /
+    `input_text` items), joined by a newline; None for another role or a message without text (tool results, or
+    a marker of content not recorded)."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return None
+    parts, content = message.get("parts"), message.get("content")
+    if isinstance(parts, list):
+        texts = [p["content"] for p in parts if isinstance(p, dict) and p.get("type") == "text" and "content" in p]
+    elif isinstance(content, list):
+        texts = [p["text"] for p in content if isinstance(p, dict) and p.get("type") in _TEXT_ITEMS and "text" in p]
+    else:
+        texts = [content] if content is not None else []
+    texts = [t for t in texts if isinstance(t, str) and t not in _WITHHELD_TEXT]
+    return "\n".join(texts) if texts else None
+
+
+def last_user_text(messages: Iterable[Any]) -> str | None:
+    """The text of the last user message (with text) in `messages`."""
+    found = None
+    for message in messages:
+        if (text := _user_message_text(message)) is not None:
+            found = text
+    return found
+
+
+def user_text(attrs: Mapping[str, Any], shapes: tuple[str, ...]) -> str | None:
+    """The text of the last user message a model-request span's input messages hold, from the first of `shapes`
+    that records one (OTel GenAI `gen_ai.input.messages`, or the flattened input messages)."""
+    for shape in shapes:
+        if shape == "otel":
+            raw = attrs.get("gen_ai.input.messages")
+            found = None if raw is None else last_user_text(json_list(raw))
+        else:
+            found = last_user_text(_flattened_messages(attrs, shape))
+        if found is not None:
+            return found
+    return None
+
+
+def logs_user_text(records: Any) -> str | None:
+    """The text of the last user message in the log records (events) attached to a model-request span:
+    `gen_ai.user.message` events (`{content}`) and the input messages of `gen_ai.client.inference.operation.details`."""
+    found = None
+    for record in records:
+        name = event_name(record)
+        if name == "gen_ai.user.message":
+            body = _body(record)
+            text = _user_message_text({**body, "role": "user"}) if isinstance(body, dict) else None
+        elif name == "gen_ai.client.inference.operation.details":
+            text = last_user_text(json_list(record.attributes.get("gen_ai.input.messages")))
+        else:
+            continue
+        if text is not None:
+            found = text
+    return found
 
 
 def output_tool_names(attrs: Mapping[str, Any]) -> frozenset[str]:

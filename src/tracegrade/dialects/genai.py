@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from ..trajectory import AgentRun, Cost, Handoff, ModelRequest, ToolCall
 from ._common import cost_of, first_int, first_str
 from ._dispatch import Gate
+from ._messages import REDACTED as REDACTED  # re-exported: defined beside the message readers
 from ._messages import SUMMARY_IDS, Requested, event_name, otel_requests, summary_requests
 
 if TYPE_CHECKING:
@@ -77,8 +78,6 @@ OUTPUT_REF = "gen_ai.output.messages_ref"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 NO_CALL_ID = "<not specified>"  # Google ADK, when the function call had no id
 _ADK_MERGED = "(merged tools)"  # Google ADK's summary span after parallel calls (each has its own span)
-REDACTED = frozenset({"[REDACTED]", "__REDACTED__", "<redacted>"})
-"""Values instrumentations write in place of content they were told not to record."""
 ADK_SCOPE = "gcp.vertex.agent"
 _ADK_ARGS, _ADK_RESULT = "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"
 TRACELOOP_KIND = "traceloop.span.kind"
