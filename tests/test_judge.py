@@ -744,3 +744,20 @@ def test_a_user_message_the_trace_did_not_record_is_shown_to_every_judge_as_not_
     assert '{"not_recorded": true} stands for material the telemetry of the run did not record' in judge.system[0]
     given = evaluate(JudgeEvaluator("r", model=judge.model), TurnContext.for_trajectory(traj, user="", reply="x"))
     assert given.outcome == "passed" and blocks(judge.prompts[-1])["user_message"] == ""  # given empty: shown empty
+
+
+# --- bug: a reply the trace did not record is shown to TrajectoryJudge as not recorded, not as an empty reply ------
+
+
+def test_trajectory_judge_is_shown_a_reply_the_trace_did_not_record_as_not_recorded() -> None:
+    traj = extract(read_tree(FRAMEWORKS / "pydantic-ai--native--content-off.traces.json"))
+    ctx = TurnContext.for_trajectory(traj)
+    assert ctx.reply == "" and ctx.reply_missing is not None
+    judge = Judge(True)
+    assert evaluate(JudgeEvaluator("r", model=judge.model), ctx).outcome == "not_evaluated" and judge.calls == 0
+    assert evaluate(TrajectoryJudge("r", model=judge.model), ctx).outcome == "passed"
+    shown = blocks(judge.prompts[0])
+    assert shown["agent_reply"] == shown["user_message"] == {"not_recorded": True}
+    assert [step["arguments_not_recorded"] for step in shown["trajectory"]] == [True] * 4
+    evaluate(TrajectoryJudge("r", model=judge.model), TurnContext.for_trajectory(traj, reply=""))
+    assert blocks(judge.prompts[1])["agent_reply"] == ""  # a reply given empty is an empty reply

@@ -15,9 +15,9 @@ misconfiguration (unknown model id, missing provider package) is not retried. St
 (tool never called, arguments not recorded, no spans) are decided before any model call.
 Everything from the run (conversation, user message, reply, tool calls) reaches the judge as one
 line of escaped JSON between tags (`fence`), which the judge is told is data: it can be decoded
-exactly and cannot end its block or contain a tag. A user message that was to come from spans that
-recorded none (`TurnContext.user_missing`) is shown as `{"not_recorded": true}` (`NOT_RECORDED_BLOCK`),
-which the judge is told means unknown, not empty.
+exactly and cannot end its block or contain a tag. A user message (or, to `TrajectoryJudge`, a reply)
+that was to come from spans that recorded none (`TurnContext.user_missing` / `reply_missing`) is shown
+as `{"not_recorded": true}` (`NOT_RECORDED_BLOCK`), which the judge is told means unknown, not empty.
 """
 
 from __future__ import annotations
@@ -193,6 +193,14 @@ def _user_message(ctx: TurnContext, limit: int | None = None) -> str:
     if ctx.user_missing is not None:
         return fence("user_message", NOT_RECORDED_BLOCK)
     return fence("user_message", ctx.user if limit is None else _truncate(ctx.user, limit))
+
+
+def _agent_reply(ctx: TurnContext, limit: int) -> str:
+    """The `<agent_reply>` block of `TrajectoryJudge`: the reply (cut to `limit`), or the not-recorded marker when
+    it was to come from spans that recorded none (`TurnContext.reply_missing`)."""
+    if ctx.reply_missing is not None:
+        return fence("agent_reply", NOT_RECORDED_BLOCK)
+    return fence("agent_reply", _truncate(ctx.reply or "", limit))
 
 
 def _rubric(text: str) -> str:
@@ -398,6 +406,10 @@ class TrajectoryJudge(_Judge):
     Each of the user message and the reply is cut to `max_chars` (head and tail kept), the trajectory
     to its first and last steps that fit in `max_chars`, a single tool name, argument list, result or
     error to a tenth of it. `include_results=False` leaves tool results out.
+
+    What the spans did not record is shown marked, and the judge still grades the run: a step's arguments as
+    `arguments_not_recorded`, the user message and the reply (`TurnContext.user_missing` / `reply_missing`) as
+    `{"not_recorded": true}`, never as empty text.
     """
 
     verdict_type: ClassVar[type[_Verdict]] = GradingVerdict
@@ -453,7 +465,7 @@ class TrajectoryJudge(_Judge):
         parts += [
             _user_message(ctx, self.max_chars),
             fence("trajectory", steps),
-            fence("agent_reply", _truncate(ctx.reply or "", self.max_chars)),
+            _agent_reply(ctx, self.max_chars),
         ]
         return "\n\n".join(parts)
 
