@@ -761,3 +761,35 @@ def test_trajectory_judge_is_shown_a_reply_the_trace_did_not_record_as_not_recor
     assert [step["arguments_not_recorded"] for step in shown["trajectory"]] == [True] * 4
     evaluate(TrajectoryJudge("r", model=judge.model), TurnContext.for_trajectory(traj, reply=""))
     assert blocks(judge.prompts[1])["agent_reply"] == ""  # a reply given empty is an empty reply
+
+
+# --- bug: the argument judge's rejection of the calls it saw does not settle a tool with unrecorded calls ---------
+
+
+def test_argument_judge_rejecting_the_recorded_calls_is_not_evaluated_when_another_call_recorded_no_arguments() -> None:
+    from _agents import scripted_agent
+    from tracegrade import capture
+
+    loud = scripted_agent([("book_slot", {"time": "8pm"})], name="loud")
+    quiet = scripted_agent([("book_slot", {"time": "10am"})], name="quiet", include_content=False)
+    with capture() as cap:
+        loud.run_sync("book")
+        quiet.run_sync("book")
+    assert [(c.name, c.args) for c in cap.trajectory.tool_calls] == [
+        ("book_slot", {"time": "8pm"}),
+        ("book_slot", None),
+    ]
+    rejecting = Judge(output=[{"passed": False, "reasoning": "call 1 is at 8pm, outside hours"}])
+    [result] = grade(cap, [ToolCallArgsJudgeEvaluator("book_slot", "Within 9am-5pm.", model=rejecting.model)])
+    assert result.outcome == "not_evaluated", result.reasoning
+    assert result.reasoning.startswith(
+        "the judge rejected the 1 call of tool 'book_slot' it was shown (call 1 is at 8pm, outside hours), and 1 "
+        "other call of it recorded no arguments. Arguments of tool 'book_slot' by agent 'quiet' "
+    )
+    assert blocks(rejecting.prompts[0])["tool_calls"] == [{"call": 1, "arguments": {"time": "8pm"}}]
+    accepting = Judge(True)  # some call satisfies the rubric: the unseen call cannot change that
+    assert grade(cap, [ToolCallArgsJudgeEvaluator("book_slot", "r", model=accepting.model)])[0].outcome == "passed"
+    with capture() as loud_only:
+        loud.run_sync("book")
+    [seen] = grade(loud_only, [ToolCallArgsJudgeEvaluator("book_slot", "r", model=Judge(False).model)])
+    assert (seen.outcome, seen.reasoning) == ("failed", "no reference number")  # every call was shown

@@ -36,8 +36,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ..results import EvalResult, TurnContext
 from ..trajectory import NOT_RECORDED, ToolCall
-from .base import BaseEvaluator, CheckedParameters, require_trajectory
-from .tools import calls_of
+from .base import BaseEvaluator, CheckedParameters, not_recorded_reason, require_trajectory
+from .tools import calls_of, cut_reason
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
@@ -373,7 +373,10 @@ class ToolCallArgsJudgeEvaluator(_Judge, _OneTool):
     """An LLM decides whether the arguments of some call of `tool` in the turn satisfy `rubric`
     (`tool` comes first: the judge parameters follow it).
 
-    Never called and arguments not captured fail before any model call.
+    Never called (failed) and no arguments recorded (not_evaluated) are decided before any model call. The judge
+    is shown the calls of `tool` with recorded arguments; when it rejects them while another call of the tool
+    recorded no arguments (or had them cut short), the verdict is not_evaluated naming those calls: the call
+    the judge could not see may satisfy the rubric (as `ToolCallArgsEvaluator` decides).
     """
 
     evaluation_name: str | None = field(default=None)
@@ -395,7 +398,27 @@ class ToolCallArgsJudgeEvaluator(_Judge, _OneTool):
         calls = calls_of(ctx, self.tool)
         if isinstance(calls, EvalResult):
             return calls
-        return await self._ask(ctx, self.prompt(ctx, calls))
+        result = await self._ask(ctx, self.prompt(ctx, calls))
+        if result.outcome == "failed" and (unseen := self._unseen(ctx, len(calls), result.reasoning)) is not None:
+            return EvalResult.not_evaluated(unseen)
+        return result
+
+    def _unseen(self, ctx: TurnContext, shown: int, reason: str) -> str | None:
+        """Why the judge's rejection of the `shown` calls does not settle the check: a call of the tool whose
+        arguments (or a call whose name) were cut short, or calls of it whose arguments were not recorded
+        (unless the calls are the ones the agent returned, which carry none); None when every call was shown."""
+        every = [c if isinstance(c, ToolCall) else ToolCall(str(c)) for c in ctx.tool_calls]
+        rejected = f"the judge rejected the {shown} call{'s' if shown > 1 else ''} of tool {self.tool!r} it was shown"
+        if (cut := cut_reason(every, self.tool)) is not None:
+            return f"{rejected} ({reason}), but {cut}"
+        unrecorded = [c for c in every if c.name == self.tool and c.args is NOT_RECORDED]
+        if not unrecorded or ctx.tool_calls_source == "returned":
+            return None
+        n = len(unrecorded)
+        return (
+            f"{rejected} ({reason}), and {n} other call{'s' if n > 1 else ''} of it recorded no arguments. "
+            f"{not_recorded_reason(unrecorded[0], ctx.config.get('surface'))}"
+        )
 
 
 @dataclass(repr=False)
