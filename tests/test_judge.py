@@ -793,3 +793,56 @@ def test_argument_judge_rejecting_the_recorded_calls_is_not_evaluated_when_anoth
         loud.run_sync("book")
     [seen] = grade(loud_only, [ToolCallArgsJudgeEvaluator("book_slot", "r", model=Judge(False).model)])
     assert (seen.outcome, seen.reasoning) == ("failed", "no reference number")  # every call was shown
+
+
+# --- bug: a judge's model and timeout are checked at construction (and so at YAML collection), not at run time ----
+
+BAD_MODEL = "model: must be a model id like 'openai:gpt-4o' or a pydantic-ai Model, got"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rubric": "r", "model": 123}, f"{BAD_MODEL} 123"),
+        ({"rubric": "r", "model": ""}, f"{BAD_MODEL} ''"),
+        ({"rubric": "r", "model": ["openai:gpt-4o"]}, f"{BAD_MODEL} ['openai:gpt-4o']"),
+        ({"rubric": "r", "timeout": float("nan")}, "timeout: must be a finite number of seconds > 0, got nan"),
+        ({"rubric": "r", "timeout": float("inf")}, "timeout: must be a finite number of seconds > 0, got inf"),
+    ],
+)
+def test_a_bad_judge_model_or_timeout_is_rejected_at_construction_on_every_surface(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    test_a_bad_judge_parameter_gets_the_same_message_everywhere(kwargs, message)
+
+
+def test_a_model_id_or_a_pydantic_ai_model_is_accepted() -> None:
+    from pydantic_ai.models.test import TestModel
+
+    for model in ("openai:gpt-4o", "test", FunctionModel(lambda m, i: ModelResponse(parts=[])), TestModel(), None):
+        assert JudgeEvaluator("r", model=model).model is model
+
+
+@pytest.mark.parametrize(
+    ("expect", "where", "problem"),
+    [
+        ("judge: {rubric: r, model: 123}", "turns[0].expect.judge.model", f"{BAD_MODEL} 123"),
+        ("judge: {rubric: r, timeout: .nan}", "turns[0].expect.judge.timeout",
+         "timeout: must be a finite number of seconds > 0, got nan"),
+        ("tool_calls_args: [{tool: t, judge: {rubric: r, timeout: .inf}}]",
+         "turns[0].expect.tool_calls_args[0].judge.timeout", "timeout: must be a finite number of seconds > 0, got inf"),
+        ("evaluators: [{TrajectoryJudge: {rubric: r, model: 5}}]", "turns[0].expect.evaluators[0]: TrajectoryJudge.model",
+         f"{BAD_MODEL} 5"),
+    ],
+)  # fmt: skip
+def test_a_yaml_transcript_with_a_bad_judge_model_or_timeout_fails_at_collection(
+    tmp_path: Path, expect: str, where: str, problem: str
+) -> None:
+    from tracegrade.pytest_plugin.yaml_collect import load_transcript
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"id: x\nturns:\n  - user: hi\n    expect:\n      {expect}\n")
+    with pytest.raises(ValueError) as caught:
+        load_transcript(path)
+    first = str(caught.value).splitlines()[0]
+    assert first.startswith(f"{path}:5: {where}") and first.endswith(problem.split(": ", 1)[1]), first

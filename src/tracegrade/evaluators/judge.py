@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -268,14 +269,34 @@ class JudgeParameters(CheckedParameters):
     retries: int = 2
     timeout: float = 30.0
 
+    def _check_model_and_timeout(self) -> None:
+        """`model` is None, a model id (a non-empty string) or a pydantic-ai `Model`; `timeout` (when set) is finite."""
+        model = self.model
+        if model is not None and not (isinstance(model, str) and model.strip()) and not _is_model(model):
+            raise self._invalid(
+                "model", f"must be a model id like 'openai:gpt-4o' or a pydantic-ai Model, got {model!r}"
+            )
+        if self.timeout is not None and not math.isfinite(self.timeout):
+            raise self._invalid("timeout", f"must be a finite number of seconds > 0, got {self.timeout!r}")
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check_model_and_timeout()
         if not self.rubric.strip():
             raise self._invalid("rubric", f"must be a non-empty string, got {self.rubric!r}")
         if self.retries is not None and self.retries < 0:
             raise self._invalid("retries", f"must be an integer >= 0, got {self.retries!r}")
         if self.timeout is not None and self.timeout <= 0:
             raise self._invalid("timeout", f"must be a number of seconds > 0, got {self.timeout!r}")
+
+
+def _is_model(value: object) -> bool:
+    """Whether `value` is a pydantic-ai `Model` (pydantic-ai is imported only for a value that is not a string)."""
+    if isinstance(value, str):
+        return False
+    from pydantic_ai.models import Model
+
+    return isinstance(value, Model)
 
 
 @dataclass(repr=False)
