@@ -846,3 +846,37 @@ def test_a_yaml_transcript_with_a_bad_judge_model_or_timeout_fails_at_collection
         load_transcript(path)
     first = str(caught.value).splitlines()[0]
     assert first.startswith(f"{path}:5: {where}") and first.endswith(problem.split(": ", 1)[1]), first
+
+
+# --- bug: TrajectoryJudge cuts every block to max_chars as the judge receives it (escaped JSON) -------------------
+
+
+@pytest.mark.parametrize("filler", ["a", "\U0001f600", "<", '"', "\u200b"])
+def test_trajectory_judge_cuts_every_block_to_max_chars_of_escaped_json_and_keeps_the_steps_that_fit(
+    filler: str,
+) -> None:
+    big = filler * 50_000
+    calls = [ToolCall(f"tool{i}", {"q": big, "k" * 3000: 1}, result=big) for i in range(100)]
+    history = [{"role": "user", "content": big}, {"role": big, "content": big}] * 10 + [
+        {"role": "user", "content": big}
+    ]
+    ctx = TurnContext.for_trajectory(Trajectory(calls, recognized_spans=1), user=big, reply=big, history=history)
+    judge = Judge(True)
+    assert evaluate(TrajectoryJudge("r", model=judge.model, max_chars=5000), ctx).passed
+    prompt = judge.prompts[0]
+    shown = blocks(prompt)
+    for tag in ("conversation", "user_message", "trajectory", "agent_reply"):
+        line = prompt.split(f"<{tag}>\n")[1].split(f"\n</{tag}>")[0]
+        assert 1000 < len(line) <= 5000, (tag, len(line))
+    for text in (shown["user_message"], shown["agent_reply"]):  # head and tail of the text, and what was left out
+        head, note, tail = text.split("\n")
+        assert (
+            set(head + tail) == {filler} and note == f"[... {50_000 - len(head) - len(tail)} characters truncated ...]"
+        )
+    steps = shown["trajectory"]
+    assert [s.get("step") for s in steps[:2]] == [1, 2] and steps[-1]["step"] == 100  # first and last steps fit
+    assert {"omitted": f"{100 - len(steps) + 1} of 100 entries left out to fit max_chars"} in steps
+    assert all(
+        s["tool"] == f"tool{s['step'] - 1}" and "characters truncated" in s["arguments"] for s in steps if "step" in s
+    )
+    assert shown["conversation"][0]["content"].startswith(filler) and len(shown["conversation"]) >= 2

@@ -193,7 +193,7 @@ def _user_message(ctx: TurnContext, limit: int | None = None) -> str:
     come from spans that recorded none (`TurnContext.user_missing`)."""
     if ctx.user_missing is not None:
         return fence("user_message", NOT_RECORDED_BLOCK)
-    return fence("user_message", ctx.user if limit is None else _truncate(ctx.user, limit))
+    return fence("user_message", ctx.user if limit is None else _cut(ctx.user, limit))
 
 
 def _agent_reply(ctx: TurnContext, limit: int) -> str:
@@ -201,7 +201,7 @@ def _agent_reply(ctx: TurnContext, limit: int) -> str:
     it was to come from spans that recorded none (`TurnContext.reply_missing`)."""
     if ctx.reply_missing is not None:
         return fence("agent_reply", NOT_RECORDED_BLOCK)
-    return fence("agent_reply", _truncate(ctx.reply or "", limit))
+    return fence("agent_reply", _cut(ctx.reply or "", limit))
 
 
 def _rubric(text: str) -> str:
@@ -209,12 +209,28 @@ def _rubric(text: str) -> str:
     return f"<rubric>\n{text}\n</rubric>"
 
 
-def _truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
+@functools.lru_cache(maxsize=4096)
+def _char_size(char: str) -> int:
+    """How many characters `char` takes in `data_json`'s output (its escape, if any)."""
+    return len(data_json(char)) - 2
+
+
+_CUT_NOTE = "\n[... {} characters truncated ...]\n"
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text`, or its head and tail around a note of how many characters were left out, such that the JSON the
+    judge receives of it (`data_json`, escapes included) is at most `limit` characters."""
+    if len(text) + 2 <= limit and len(data_json(text)) <= limit:  # (JSON is never shorter than the text)
         return text
-    keep = max(limit - 40, 0)
-    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :] if keep // 3 else ""
-    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters truncated ...]\n{tail}"
+    budget = max(limit - len(data_json(_CUT_NOTE.format(len(text)))), 0)  # the note's JSON has the text's quotes
+    head_budget, used, i = budget * 2 // 3, 0, 0
+    while i < len(text) and used + (size := _char_size(text[i])) <= head_budget:
+        used, i = used + size, i + 1
+    j = len(text)
+    while j > i and used + (size := _char_size(text[j - 1])) <= budget:
+        used, j = used + size, j - 1
+    return f"{text[:i]}{_CUT_NOTE.format(j - i)}{text[j:]}"
 
 
 def _fit(items: list[Any], limit: int) -> list[Any]:
@@ -252,7 +268,8 @@ def _conversation(ctx: TurnContext, limit: int | None = None) -> str | None:
         return None
     messages = [{"role": str(m.get("role", "?")), "content": m.get("content", "")} for m in history]
     if limit:
-        cut = [{**m, "content": _truncate(str(m["content"]), limit // 2)} for m in messages]
+        cap = max(limit // 10, 100)
+        cut = [{"role": _cut(m["role"], cap), "content": _cut(str(m["content"]), limit // 2)} for m in messages]
         messages = _fit(cut, limit)
     return fence("conversation", messages)
 
@@ -447,9 +464,10 @@ class TrajectoryJudge(_Judge):
     """An LLM grades the whole run against `rubric`: the user input, every tool call in order (name,
     arguments, result, errors and retries) and the final reply.
 
-    Each of the user message and the reply is cut to `max_chars` (head and tail kept), the trajectory
-    to its first and last steps that fit in `max_chars`, a single tool name, argument list, result or
-    error to a tenth of it. `include_results=False` leaves tool results out.
+    Each block is cut to `max_chars`, measured as the judge receives it (escaped JSON): the user message and
+    the reply keep their head and tail, the conversation and the trajectory their first and last entries that
+    fit (a single message to half of it; a single tool name, argument list, result or error to a tenth).
+    `include_results=False` leaves tool results out.
 
     What the spans did not record is shown marked, and the judge still grades the run: a step's arguments as
     `arguments_not_recorded`, the user message and the reply (`TurnContext.user_missing` / `reply_missing`) as
@@ -468,12 +486,13 @@ class TrajectoryJudge(_Judge):
             raise self._invalid("max_chars", f"must be an integer >= 200, got {self.max_chars!r}")
 
     def _clip(self, value: Any) -> Any:
-        """`value` as is when its JSON is short, else its JSON (or text) cut to a tenth of `max_chars`."""
+        """`value` as is when the JSON the judge receives of it is short, else its JSON (or text) cut to a tenth of
+        `max_chars` (measured as the judge receives it, `_cut`)."""
         cap = max(self.max_chars // 10, 100)
         if isinstance(value, str):
-            return _truncate(value, cap)
+            return _cut(value, cap)
         text = _json(value)
-        return value if len(text) <= cap else _truncate(text, cap)
+        return value if len(text) <= cap and len(data_json(value)) <= cap else _cut(text, cap)
 
     def _step(self, i: int, call: ToolCall) -> dict[str, Any]:
         step: dict[str, Any] = {"step": i, "tool": self._clip(call.name) if call.name_missing is None else None}
@@ -488,7 +507,7 @@ class TrajectoryJudge(_Judge):
         elif call.failed:
             step["outcome"] = "error"
             if call.retry_cause:
-                step["retry_requested"] = call.retry_cause
+                step["retry_requested"] = self._clip(call.retry_cause)
             step["error"] = self._clip(str(call.result if call.result is not None else call.error or "failed"))
         else:
             step["outcome"] = "ok"
