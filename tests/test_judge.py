@@ -880,3 +880,31 @@ def test_trajectory_judge_cuts_every_block_to_max_chars_of_escaped_json_and_keep
         s["tool"] == f"tool{s['step'] - 1}" and "characters truncated" in s["arguments"] for s in steps if "step" in s
     )
     assert shown["conversation"][0]["content"].startswith(filler) and len(shown["conversation"]) >= 2
+
+
+# --- bug: a judge given no arguments at all (YAML `judge: {}`) names the missing rubric, as with other arguments ---
+
+
+def test_a_judge_without_arguments_names_the_missing_rubric_on_every_surface(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    from tracegrade.errors import ParameterError
+    from tracegrade.pytest_plugin.transcript import JudgeConfig
+    from tracegrade.pytest_plugin.yaml_collect import load_transcript
+
+    for cls in (JudgeEvaluator, TrajectoryJudge, JudgeConfig):
+        with pytest.raises(ParameterError) as caught:
+            cls()
+        assert str(caught.value) == f"{cls.__name__}: missing required parameter(s) ['rubric']"
+    for expect, where in (
+        ("judge: {}", "turns[0].expect.judge"),
+        ("tool_calls_args: [{tool: t, judge: {}}]", "turns[0].expect.tool_calls_args[0].judge"),
+    ):
+        path = tmp_path / "empty.yaml"
+        path.write_text(f"id: x\nturns:\n  - user: hi\n    expect:\n      {expect}\n")
+        with pytest.raises(ValueError) as error:
+            load_transcript(path)
+        assert str(error.value).splitlines()[0] == f"{path}:5: {where}: missing required parameter(s) ['rubric']"
+    judge = TrajectoryJudge("r", model="openai:gpt-4o", max_chars=500)  # copy and pickle still restore without checks
+    assert copy.copy(judge) == copy.deepcopy(judge) == pickle.loads(pickle.dumps(judge)) == judge

@@ -64,7 +64,7 @@ def test_tuples_are_accepted_where_lists_are_annotated() -> None:
         (lambda: JudgeConfig(rubrc="x"), "JudgeConfig.rubrc: unknown parameter (did you mean 'rubric'?)"),
         (lambda: ToolCallArgsConfig("t", arg={}), "ToolCallArgsConfig.arg: unknown parameter (did you mean 'args'?)"),
         (lambda: tb.MaxToolCalls(max_call=3), "MaxToolCalls.max_call: unknown parameter (did you mean 'max_calls'?)"),
-        (lambda: ToolCorrectness(), None),  # copy/pickle path: Python's own message
+        (lambda: ToolCorrectness(), "ToolCorrectness: missing required parameter(s) ['expected_tools']"),
         (
             lambda: ToolCorrectness(allow_extra=True),
             "ToolCorrectness: missing required parameter(s) ['expected_tools']",

@@ -172,6 +172,17 @@ def _problem(name: str, hint: Any, value: Any, error: ValidationError) -> tuple[
     return name, f"must be {_describe(hint)}, got {value!r}"
 
 
+class _Restore:
+    """The one argument copy and pickle give `CheckedParameters.__new__` (`__getnewargs__`): the object is being
+    restored from its state, not built from arguments to check."""
+
+    def __reduce__(self) -> str:
+        return "_RESTORE"  # pickled as a reference to this module's `_RESTORE`
+
+
+_RESTORE = _Restore()
+
+
 class CheckedParameters:
     """A dataclass whose constructor arguments are checked on every surface (see the module docstring).
 
@@ -179,9 +190,12 @@ class CheckedParameters:
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs:  # (copy and pickle create the object without arguments)
+        if not (len(args) == 1 and args[0] is _RESTORE and not kwargs):
             cls.check_arguments(*args, **kwargs)
         return super().__new__(cls)
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return (_RESTORE,)
 
     @classmethod
     def check_arguments(cls, *args: Any, **kwargs: Any) -> None:
