@@ -908,3 +908,27 @@ def test_a_judge_without_arguments_names_the_missing_rubric_on_every_surface(tmp
         assert str(error.value).splitlines()[0] == f"{path}:5: {where}: missing required parameter(s) ['rubric']"
     judge = TrajectoryJudge("r", model="openai:gpt-4o", max_chars=500)  # copy and pickle still restore without checks
     assert copy.copy(judge) == copy.deepcopy(judge) == pickle.loads(pickle.dumps(judge)) == judge
+
+
+# --- bug: docs/pytest.md shows the collection errors the loader gives (a judge that is not a mapping, among them) ---
+
+
+def test_the_collection_errors_docs_pytest_shows_are_the_loaders(tmp_path: Path) -> None:
+    from tracegrade.pytest_plugin.yaml_collect import load_transcript
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "pytest.md").read_text()
+    shown = doc.split("names the JSON Schema\nof valid transcripts")[1].split("```\n")[1].splitlines()
+    turns = {
+        "turns[0].expect.tool_calls_inclde": "  - user: hi\n    expect:\n      tool_calls_inclde: [search]\n",
+        "turns[1].expect.judge": "  - user: hi\n  - user: there\n    expect:\n      judge: be nice\n",
+        "turns[0].expect.reply_matches_any[0]": "  - user: hi\n    expect:\n      reply_matches_any: ['BK-(']\n",
+    }
+    assert len(shown) == len(turns)
+    for line in shown:
+        where, problem = line.split(": ", 2)[1:]
+        path = tmp_path / "booking.yaml"
+        path.write_text(f"id: booking\nturns:\n{turns[where]}")
+        with pytest.raises(ValueError) as error:
+            load_transcript(path)
+        given = str(error.value).splitlines()[0].split(": ", 2)
+        assert given[1] == where and given[2].startswith(problem.removesuffix("...]")), (given, problem)
