@@ -455,8 +455,9 @@ def test_malformed_verdicts_are_retried_then_an_error_not_a_verdict(output: dict
     judge = Judge(output=[output] * 4)
     result = evaluate(JudgeEvaluator("r", model=judge.model, retries=1), turn())
     assert (result.passed, result.outcome) == (False, "error")
-    assert result.reasoning == (
-        "Judge failed after 2 attempts: UnexpectedModelBehavior: Exceeded maximum output retries (1)"
+    assert result.reasoning.startswith(
+        "Judge failed after 2 attempts: UnexpectedModelBehavior: Exceeded maximum output retries (1); the last "
+        "output was invalid: "
     )
     assert judge.calls == 4  # each attempt: the output, pydantic-ai's one output retry
     assert judge.retry_prompts  # the model was told what was wrong
@@ -932,3 +933,36 @@ def test_the_collection_errors_docs_pytest_shows_are_the_loaders(tmp_path: Path)
             load_transcript(path)
         given = str(error.value).splitlines()[0].split(": ", 2)
         assert given[1] == where and given[2].startswith(problem.removesuffix("...]")), (given, problem)
+
+
+# --- bug: a verdict that stays malformed is an error whose reason says what was wrong with it --------------------
+
+INVALID = {
+    "verdict not a boolean": "passed: Input should be a valid boolean, unable to interpret input",
+    "verdict missing": "passed: Field required",
+    "unknown keys only": "passed: Field required; reasoning: Field required",
+    "both spellings of the verdict": "output: Value error, give one of `passed`, `pass_`, not several (they spell one "
+    "field)",
+    "score out of range": "score: Input should be less than or equal to 1",
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_a_malformed_verdicts_error_says_what_was_wrong_with_it(case: str) -> None:
+    judge = Judge(output=[MALFORMED[case]] * 2)
+    result = evaluate(JudgeEvaluator("r", model=judge.model, retries=0), turn())
+    assert result.outcome == "error"
+    assert result.reasoning == (
+        "Judge failed after 1 attempt: UnexpectedModelBehavior: Exceeded maximum output retries (1); the last output "
+        f"was invalid: {INVALID[case]}"
+    )
+
+
+def test_a_judge_that_answers_in_text_gets_an_error_saying_its_output_was_not_the_verdict() -> None:
+    judge = Judge(None)  # answers in text, never calls the output tool
+    result = evaluate(JudgeEvaluator("r", model=judge.model, retries=0), turn())
+    assert result.outcome == "error" and judge.calls == 2
+    assert result.reasoning.startswith(
+        "Judge failed after 1 attempt: UnexpectedModelBehavior: Exceeded maximum output retries (1); the last output "
+        "was invalid: "
+    ), result.reasoning

@@ -10,7 +10,8 @@ invalid). The reasoning is the judge's own text. Its model is the `model` argume
 `judge_model` / `model` from `[tool.agent_eval]` (`ctx.config`); a pydantic-ai `Model` instance
 (e.g. `FunctionModel` in tests) works as well as a model id. Exceptions (API errors, timeouts,
 output that stays invalid after pydantic-ai's output retry) are retried `retries` times and then
-reported as outcome `error` with `Judge failed after N attempts: ...`, never as a FAIL verdict; a
+reported as outcome `error` with `Judge failed after N attempts: ...` (for invalid output, what was
+wrong with it), never as a FAIL verdict; a
 misconfiguration (unknown model id, missing provider package) is not retried. Structural failures
 (tool never called, arguments not recorded, no spans) are decided before any model call.
 Everything from the run (conversation, user message, reply, tool calls) reaches the judge as one
@@ -32,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import AliasChoices, BaseModel, Field, model_validator
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from ..results import EvalResult, TurnContext
@@ -377,11 +378,29 @@ class _Judge(JudgeParameters, BaseEvaluator):
                 break
             except Exception as e:  # API / network errors, unusable output after pydantic-ai's retries
                 last = f"{type(e).__name__}: {e}"
+                if (invalid := _invalid_output(e)) is not None:
+                    last += f"; the last output was invalid: {invalid}"
                 if attempts <= self.retries and RETRY_BACKOFF_SECONDS:
                     await asyncio.sleep(RETRY_BACKOFF_SECONDS * 2 ** (attempts - 1))
                 continue
             return _verdict(result.output)
         return EvalResult.error(f"Judge failed after {attempts} attempt{'s' if attempts > 1 else ''}: {last}")
+
+
+def _invalid_output(error: BaseException) -> str | None:
+    """What was wrong with the judge's last output, when pydantic-ai gave up on it (its output retries spent): each
+    validation problem as `field: message` (the output's values are not repeated), else the cause's text."""
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+    cause = error.__cause__
+    if not isinstance(error, UnexpectedModelBehavior) or cause is None:
+        return None
+    problems: Any = cause.errors(include_url=False) if isinstance(cause, ValidationError) else None
+    if problems is None:  # pydantic-ai's retry request carries the problems (e.g. output that is not JSON)
+        problems = getattr(getattr(cause, "tool_retry", None), "content", None)
+    if isinstance(problems, list) and problems and all(isinstance(p, dict) for p in problems):
+        return "; ".join(f"{'.'.join(map(str, p.get('loc') or ())) or 'output'}: {p.get('msg')}" for p in problems)
+    return _cut(" ".join(str(cause).split()), 300)
 
 
 @dataclass(repr=False)
