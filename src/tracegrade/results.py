@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .trajectory import AgentRun, ToolCall, Trajectory
+    from .trajectory import ToolCall, Trajectory
     from .tree import SpanTree
 
 __all__ = ["OUTCOMES", "EvalResult", "Outcome", "TurnContext", "checks_phrase", "summary_text"]
@@ -168,7 +168,7 @@ def _user_missing(trajectory: Trajectory) -> str:
     runs = [r for r in trajectory.agent_runs if r.parent is None]
     top = runs[-1] if runs else None
     who = "the run" if top is None else f"agent run {top.name!r}" if top.name else "the agent run"
-    if not any(top is None or _within(r.run, top) for r in trajectory.model_requests):
+    if not any(top is None or (r.run is not None and r.run.within(top)) for r in trajectory.model_requests):
         return f"the user message is not in the telemetry: no model request of {who} was recorded to hold its input"
     return (
         f"the user message is not in the telemetry: the first model request of {who} records no user message in its "
@@ -176,14 +176,6 @@ def _user_missing(trajectory: Trajectory) -> str:
         "here: OTel GenAI `gen_ai.input.messages` or its log events, OpenInference `llm.input_messages`, OpenLLMetry "
         "`gen_ai.prompt`)"
     )
-
-
-def _within(run: AgentRun | None, top: AgentRun) -> bool:
-    while run is not None:
-        if run is top:
-            return True
-        run = run.parent
-    return False
 
 
 def _reply(out: Any) -> str:

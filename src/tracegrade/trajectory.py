@@ -288,6 +288,15 @@ class AgentRun:
     """What the span anchors, when the convention says: `invoke_agent`, `invoke_workflow` or
     `handle_conversation_turn` (a runner's conversation turn)."""
 
+    def within(self, top: AgentRun) -> bool:
+        """Whether this run is `top` or runs inside it (following `parent`)."""
+        run: AgentRun | None = self
+        while run is not None:
+            if run is top:
+                return True
+            run = run.parent
+        return False
+
 
 @dataclass(slots=True)
 class Handoff:

@@ -322,21 +322,13 @@ def _user_message(
     request's span, else from the spans that recorded the same request again; None when none records it."""
     top = next((r for r in reversed(runs) if r.parent is None), None)
     for req in requests:
-        if top is not None and not _within(req.run, top):
+        if top is not None and (req.run is None or not req.run.within(top)):
             continue
         for record in (req, *twins.get(id(req), ())):
             if record.span is not None and (text := registry.user_text_of(record.dialect, record.span)) is not None:
                 return text
         return None
     return None
-
-
-def _within(run: AgentRun | None, top: AgentRun) -> bool:
-    while run is not None:
-        if run is top:
-            return True
-        run = run.parent
-    return False
 
 
 def _transcripts(
