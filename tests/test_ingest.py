@@ -717,3 +717,14 @@ def test_exact_duplicates_are_reported_per_trace_then_summed_up(tmp_path: Path) 
     messages = [str(w.message) for w in record]
     assert len(messages) == 21 and all("dropped 1 exact duplicate" in m for m in messages[:20])
     assert messages[20] == f"{path}: dropped 25 exact duplicate span(s) in 25 traces in all"
+
+
+def test_a_file_named_twice_is_read_once(tmp_path: Path) -> None:
+    from tracegrade.ingest import trace_files
+
+    write_otlp_json(_run(1, 0x10), tmp_path / "a.json")
+    write_otlp_json(_run(2, 0x20), tmp_path / "b.json")
+    inside = tmp_path / "a.json"
+    files = trace_files([tmp_path, inside, str(tmp_path / "." / "b.json")])
+    assert files == [tmp_path / "a.json", tmp_path / "b.json"]
+    assert len(load_traces([inside, tmp_path])) == 2  # not three: a.json's trace once

@@ -49,7 +49,22 @@ def _recording_of(spans: list[Span]) -> str | None:
 
 
 def trace_files(source: PathArg) -> list[Path]:
-    """Files to read: a file as is; a directory's trace files (by suffix, recursively, sorted); a list of either."""
+    """Files to read: a file as is; a directory's trace files (by suffix, recursively, sorted); a list of either,
+    each file once (a file named again, directly or inside a directory, is read where it first came)."""
+    if not isinstance(source, str | os.PathLike):
+        seen: set[Path] = set()
+        out: list[Path] = []
+        for item in source:
+            for f in _files(item):
+                key = f.resolve()
+                if key not in seen:
+                    seen.add(key)
+                    out.append(f)
+        return out
+    return _files(source)
+
+
+def _files(source: PathArg) -> list[Path]:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         if not path.is_dir():
@@ -67,10 +82,10 @@ def trace_files(source: PathArg) -> list[Path]:
             warnings.warn(
                 f"{path}: ignored {len(ignored)} file(s) without a trace file suffix ({names})",
                 TraceFileWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         return found
-    return [f for item in source for f in trace_files(item)]
+    return trace_files(source)
 
 
 class _Trace:
