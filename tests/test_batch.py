@@ -3,6 +3,7 @@ output, the summary and the CLI, on real recorded Pydantic AI runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -673,3 +674,20 @@ def test_files_holding_both_signals_grade_like_the_traces_and_logs_files(tmp_pat
         (r["trace_id"], r["evaluator"], r["outcome"]) for r in grade_traces(
             [CORPUS / "openai--otel-genai--content-on.traces.json", CORPUS / "openai--otel-genai--content-on.logs.json"],
             CORPUS_SPEC, workers=1).rows())  # fmt: skip
+
+
+def test_a_span_table_with_a_row_written_twice_grades_like_the_table_without_it(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    from tracegrade.ingest import TraceFileWarning
+
+    spans = list(read_spans(recorded["files"]))
+    twice = write_span_parquet([*spans, spans[3], spans[7]], tmp_path / "twice.parquet")
+    once = grade_traces([recorded["parquet"]], SPEC, workers=1).rows()
+    with pytest.warns(TraceFileWarning, match="exact duplicate span row"):
+        rows = grade_traces([twice], SPEC, workers=1).rows()
+    assert _by_trace(rows) == _by_trace(once) and len(once) == 12 * 5
+    changed = dataclasses.replace(spans[3], name="another span")  # two different spans with one id: not dropped
+    bad = write_span_parquet([*spans, changed], tmp_path / "bad.parquet")
+    with pytest.raises(Exception, match=f"duplicate span id {changed.span_id:016x}"):
+        grade_traces([bad], SPEC, workers=1)

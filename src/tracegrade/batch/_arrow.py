@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import operator
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -320,7 +321,8 @@ def _nanos_lists(column: Any) -> list[Any]:
 
 
 def iter_trace_groups(batches: Iterable[pa.RecordBatch | pa.Table | list[Span]], where: str) -> Iterator[list[Span]]:
-    """Spans of batches (or span lists) sorted by trace id, as one list per trace (a trace may cross batches)."""
+    """Spans of batches (or span lists) sorted by trace id, as one list per trace (a trace may cross batches),
+    without the exact copies of a row (a span written twice, as a retried export writes it: `TraceFileWarning`)."""
     pending: list[Span] = []
     for batch in batches:
         spans = batch if isinstance(batch, list) else arrow_spans(batch, where)
@@ -331,12 +333,30 @@ def iter_trace_groups(batches: Iterable[pa.RecordBatch | pa.Table | list[Span]],
             if i == len(spans) or spans[i].trace_id != spans[start].trace_id:
                 group = spans[start:i]
                 if pending and pending[0].trace_id != group[0].trace_id:
-                    yield pending
+                    yield _once(pending, where)
                     pending = []
                 pending.extend(group)
                 start = i
     if pending:
-        yield pending
+        yield _once(pending, where)
+
+
+def _once(spans: list[Span], where: str) -> list[Span]:
+    """One trace's spans, each exact copy of an earlier row dropped with a warning (two different spans with one id
+    stay: the tree refuses them, naming the id)."""
+    if len({s.span_id for s in spans}) == len(spans):
+        return spans
+    from ..ingest._read import TraceFileWarning
+    from ..ingest._traces import without_copies
+
+    kept, dropped = without_copies(spans)
+    if dropped:
+        warnings.warn(
+            f"{where}: dropped {dropped} exact duplicate span row(s) of trace {spans[0].trace_id:032x}",
+            TraceFileWarning,
+            stacklevel=2,
+        )
+    return kept
 
 
 # --- reading sources ------------------------------------------------------------------------------

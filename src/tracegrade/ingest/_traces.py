@@ -24,7 +24,7 @@ end of the file."""
 
 __all__ = [
     "DEFAULT_IDLE_LINES", "RECORDING_ID", "PathArg", "iter_traces", "load_traces", "logs_by_trace", "read_spans",
-    "read_tree", "recording_id", "split_inputs", "trace_files", "trees_of",
+    "read_tree", "recording_id", "split_inputs", "trace_files", "trees_of", "without_copies",
 ]  # fmt: skip
 
 PathArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
@@ -461,7 +461,7 @@ def read_tree(
     spans = [span for group in groups for span in group]
     where = os.fspath(source) if isinstance(source, str | os.PathLike) else ", ".join(str(os.fspath(p)) for p in source)
     if len(traces) > 1:  # each file's traces are checked on their own: a span may be in two files
-        spans, copies = _without_copies(spans)
+        spans, copies = without_copies(spans)
         if copies:
             warnings.warn(
                 f"{where}: dropped {copies} exact duplicate span(s) that more than one of its trace files holds",
@@ -482,7 +482,7 @@ def read_tree(
     return tree
 
 
-def _without_copies(spans: list[Span]) -> tuple[list[Span], int]:
+def without_copies(spans: list[Span]) -> tuple[list[Span], int]:
     """`spans` without the exact copies (`same_span`) of an earlier span, and how many were dropped."""
     first: dict[tuple[int, int], Span] = {}
     kept: list[Span] = []
