@@ -365,6 +365,22 @@ def test_an_mcp_servers_own_trace_is_its_calls() -> None:
     ]
 
 
+@pytest.mark.parametrize("with_client", [True, False], ids=["client-and-server", "server-alone"])
+def test_mcp_spans_of_the_conventions_give_the_arguments_and_result_the_server_span_records(with_client: bool) -> None:
+    # the MCP semantic conventions without the optional gen_ai.operation.name: content on the server span (2026)
+    mcp = {"mcp.method.name": "tools/call", "gen_ai.tool.name": "search", "jsonrpc.request.id": "1"}
+    content = {"gen_ai.tool.call.arguments": '{"q": "paris"}', "gen_ai.tool.call.result": "sunny"}
+    server = Node(SpanSpec("tools/call search", mcp | content, SpanKind.SERVER))
+    root = Node(SpanSpec("tools/call search", mcp, SpanKind.CLIENT), [server]) if with_client else server
+    traj = extract(spans_of(root))
+    [call] = traj.tool_calls
+    assert (call.name, call.args, call.args_source, call.result, call.call_id) == (
+        "search", {"q": "paris"}, "span", "sunny", None)  # fmt: skip
+    assert grade(traj, [ArgumentCorrectness("search", {"q": "paris"})])[0].outcome == "passed"
+    [no_content] = extract(spans_of(Node(SpanSpec("tools/call search", mcp, SpanKind.SERVER)))).tool_calls
+    assert no_content.args is NOT_RECORDED and no_content.result is None
+
+
 def _hybrid_spans(scope: str, tool_msg: bool) -> SpanTree:
     """A Pydantic AI run post-processed by OpenInference's span processor: both conventions on each span."""
     tool_attrs: dict[str, Any] = {

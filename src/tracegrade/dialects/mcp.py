@@ -1,8 +1,9 @@
 """MCP (Model Context Protocol) client and server spans of a `tools/call` request.
 
 Three shapes: the MCP semantic conventions (`mcp.method.name`; the tool in `gen_ai.tool.name`, else in the span
-name `tools/call {tool}` or the MCP SDK's client span `MCP send tools/call {tool}`), as the MCP SDK 2.x and
-FastMCP record them — neither records arguments or results; and Logfire's `instrument_mcp()` (mcp 1.x), a
+name `tools/call {tool}` or the MCP SDK's client span `MCP send tools/call {tool}`; arguments and result, when
+content is recorded, in `gen_ai.tool.call.arguments` / `.result`, which the 2026 conventions put on the server
+span — the MCP SDK 2.x and FastMCP record neither); and Logfire's `instrument_mcp()` (mcp 1.x), a
 client span `MCP request: tools/call {tool}` and a server span `MCP server handle request: tools/call`,
 each holding the JSON-RPC `request` (tool name and arguments in `params`) and `response` (`content`,
 `isError`) whatever the content settings. A span that also carries `gen_ai.operation.name=execute_tool` is
@@ -42,6 +43,8 @@ name = "mcp"
 
 METHOD = "mcp.method.name"
 TOOLS_CALL = "tools/call"
+ARGUMENTS, RESULT = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+"""Where the MCP conventions put a `tools/call` span's arguments and result (opt-in content, on the server span)."""
 OPENLIT_METHOD = "mcp.method"
 """OpenLIT's MCP spans: the name of the function it wrapped (`call_tool`, `list_tools`, `send_request`, ...)."""
 _NAME_PREFIXES = ("MCP request: ", "MCP server handle request: ", "MCP send ")
@@ -84,8 +87,15 @@ def tool_call(node: SpanNode) -> ToolCall | None:
     tool = first_str(attrs, "gen_ai.tool.name") or first_str(params, "name") or (target if " " not in target else "")
     if not tool:
         return None
-    args = params.get("arguments", {}) if params else None  # a recorded request without arguments: none were given
-    call = new_tool_call(tool, args if isinstance(args, dict) else None, node, name)
+    if params:
+        args = params.get("arguments", {})  # a recorded request without arguments: none were given
+        call = new_tool_call(tool, args if isinstance(args, dict) else None, node, name)
+    else:  # the MCP conventions: the GenAI attributes, where the instrumentation records them
+        call = new_tool_call(tool, attrs.get(ARGUMENTS), node, name)
+        if (result := attrs.get(RESULT)) is not None:
+            call.result = result
+        if (call_id := attrs.get("gen_ai.tool.call.id")) is not None:
+            call.call_id = str(call_id)
     response = _decode(attrs.get("response")) if params else None
     if isinstance(response, dict):
         call.result = _result(response)
