@@ -425,3 +425,66 @@ def test_the_page_marks_optional_steps_and_calls_the_check_leaves_out(browser: B
         ["ignored", "\u00b7", "not counted: the check leaves failed attempts out (include_failed) (call failed)"],
         ["match", "=", ""], ["optional", "\u25cb", "optional, not called"], ["match", "=", ""],
     ]  # fmt: skip
+
+
+# --- Bidi overrides and control characters in recorded text are shown as escapes, never drawn ---------------------
+
+SPOOF = "get_\u202erehtaew"
+"""Drawn right to left after the override: reads `get_weather`."""
+_DRAWN = "/[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]/"
+"""What the page must never hand the browser to draw (newlines and tabs aside)."""
+
+
+def _open_everything(b: Browser) -> str:
+    """The page's whole text once every case is open and every span shows its attributes."""
+    b.evaluate("document.querySelectorAll('details.case').forEach(d => { d.open = true; })")
+    b.evaluate("document.querySelectorAll('.span-row').forEach(r => r.click())")
+    return str(b.evaluate("document.body.textContent"))
+
+
+@needs_chromium
+def test_bidi_overrides_and_control_characters_render_as_escapes_in_every_page(
+    browser: Browser, tmp_path: Path
+) -> None:
+    from tracegrade.reporting import CheckRecord, RunRecord, TurnRecord
+
+    # the grade page: a real trace whose tool name and argument carry overrides, and a reply on two lines
+    cap = run_captured([(SPOOF, {"city": "Paris\u2066\x1b[31m"})], reply="first line\nsecond \u202eline")
+    write_otlp_json(cap, tmp_path / "t.json")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - TrajectoryMatch: {expected_trajectory: [get_weather]}\n")
+    assert main(["grade", str(tmp_path / "t.json"), "--spec", str(spec), "--format", "html",
+                 "-o", str(tmp_path / "r.html")]) == 1  # fmt: skip
+    browser.open((tmp_path / "r.html").as_uri())
+    text = _open_everything(browser)
+    assert browser.exceptions == [] and not browser.evaluate(f"{_DRAWN}.test(document.body.textContent)")
+    observed = browser.evaluate("[...document.querySelectorAll('#case-0 tr.diff-row td:nth-child(3)')]"
+                                ".map(e => e.textContent).filter(t => t)")  # fmt: skip
+    assert observed == ["get_\\u202erehtaew(city='Paris\\u2066\\x1b[31m')"]
+    names = browser.evaluate("[...document.querySelectorAll('#case-0 .span-name > span:nth-child(2)')]"
+                             ".map(e => e.textContent)")  # fmt: skip
+    assert "execute_tool get_\\u202erehtaew" in names
+    assert "first line\nsecond \\u202eline" in text  # multi-line text keeps its newlines
+
+    # the batch page: the worst traces' reasons and labels
+    page = tmp_path / "batch.html"
+    assert main(["batch", str(tmp_path / "t.json"), "--spec", str(spec), "--workers", "1", "--html", str(page)]) == 1
+    browser.open(page.as_uri())
+    text = _open_everything(browser)
+    assert not browser.evaluate(f"{_DRAWN}.test(document.body.textContent)") and "get_\\u202erehtaew" in text
+
+    # the pytest page's data: user messages, replies, errors, check names and reasons, case ids
+    turns = [
+        TurnRecord(0, True, [CheckRecord("Check\u202e", "passed", "called get_\u202erehtaew\nthen replied")],
+                   user="book \u2067it\u2069", reply="done\n\u202eok", tool_calls=[f"{SPOOF}(x=1)"]),
+        TurnRecord(1, False, user="again", reply="no", error="boom\x1b[2J"),
+    ]  # fmt: skip
+    case = CaseRecord("t.py::test_\u202eevil", False, [RunRecord(0, False, turns, label="run \u202e1")], tags=["\u202et"])
+    page.write_text(write_html(Report([case], title="LLM Eval Report \u202e")))
+    browser.open(page.as_uri())
+    text = _open_everything(browser)
+    assert not browser.evaluate(f"{_DRAWN}.test(document.body.textContent + document.title)")
+    for shown in ("test_\\u202eevil", "Check\\u202e", "called get_\\u202erehtaew\nthen replied", "book \\u2067it\\u2069",
+                  "done\n\\u202eok", "boom\\x1b[2J", "run \\u202e1", "\\u202et", "get_\\u202erehtaew(x=1)"):  # fmt: skip
+        assert shown in text, shown
+    assert browser.evaluate("document.title").startswith("LLM Eval Report \\u202e")

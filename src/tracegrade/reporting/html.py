@@ -3,7 +3,10 @@
 
 The report's data is embedded as JSON in a `<script type="application/json">` element (every `<`,
 `>` and `&` written as a `\\u` escape, so recorded text cannot close the element) and the page's
-script builds the DOM from it with `textContent` only: recorded text is never parsed as HTML.
+script builds the DOM from it with `textContent` only: recorded text is never parsed as HTML. Every
+text value of the data has its control characters, bidi embeddings, overrides and isolates written as
+escapes (`_text.printable`; newlines kept in multi-line text: reasons, replies, attribute values), so
+a name cannot be drawn reordered or as another name.
 A case's details (verdicts, trajectory diff, conversation, span waterfall) are built when it is
 first opened; failing cases open at load.
 """
@@ -14,6 +17,7 @@ import html
 import json
 from typing import Any
 
+from .._text import printable
 from .json_report import report_dict
 from .model import Report
 from .trace import trajectory_diff
@@ -40,9 +44,39 @@ def _data(report: Report) -> dict[str, Any]:
             trace = run_doc.get("trace")
             if trace is not None:
                 run_doc["diff"] = trajectory_diff(case.expected, trace["calls"])
+    doc = _shown(doc)
     doc["open_at_load"] = _OPEN_AT_LOAD
     doc["strings"] = _intern_attributes(doc["cases"])
     return doc
+
+
+_LINES = frozenset({"reason", "user", "reply", "error", "detail", "retry", "note", "attrs"})
+"""Keys whose text (at any depth below them) the page shows as multi-line text: newlines and tabs kept."""
+
+
+def _shown(doc: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `doc` with every string, dict keys included, as `printable` writes it (with `lines`
+    below a `_LINES` key); built iteratively, so recorded arguments of any depth terminate."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, bool]] = [(doc, root, 0, False)]  # (value, container, slot, lines)
+    while stack:
+        value, container, slot, lines = stack.pop()
+        if isinstance(value, str):
+            value = printable(value, lines=lines)
+        elif isinstance(value, dict):
+            copy: dict[str, Any] = {}
+            for k, v in value.items():
+                key = printable(str(k))
+                copy[key] = None
+                stack.append((v, copy, key, lines or k in _LINES))
+            value = copy
+        elif isinstance(value, list | tuple):
+            items: list[Any] = [None] * len(value)
+            stack.extend((v, items, i, lines) for i, v in enumerate(value))
+            value = items
+        container[slot] = value
+    result: dict[str, Any] = root[0]
+    return result
 
 
 def _intern_attributes(cases: list[dict[str, Any]]) -> list[str]:
@@ -71,7 +105,7 @@ def _intern_attributes(cases: list[dict[str, Any]]) -> list[str]:
 
 def write_html(report: Report) -> str:
     data = _script_safe(json.dumps(_data(report), ensure_ascii=False, separators=(",", ":")))
-    title = html.escape(f"{report.title} — {report.created}")
+    title = html.escape(printable(f"{report.title} — {report.created}"))
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
