@@ -339,3 +339,66 @@ def test_a_logs_only_input_is_an_error_naming_the_trace_file_it_needs(
     assert err.startswith(f"tracegrade show: error: {tmp_path / logs.name} holds OpenTelemetry log records only, no spans")
     assert err.endswith("so pass the trace file as well\n")
     assert main(["grade", str(logs), str(logs.with_name(logs.name.replace(".logs.", ".traces."))), "--spec", spec]) in (0, 1)
+
+
+# --- A trace whose spans hold no step: grading and show --explain give one reason, naming the instrumentation -----
+
+NO_STEP_TRACES = [
+    # (file, trace id, the instrumentation named, what the reason says is recorded instead)
+    ("openai--logfire--content-on--stream.traces.json", "01a2428da45f1c8e1da9e7b0b5d33e35",
+     "Logfire (logfire.openai)", "opened a streamed request, and Logfire logs its response"),
+    ("ag2--openlit--content-on.traces.json", "be56d133413223aed0b904b797af6c47",
+     "an OpenTelemetry GenAI instrumentation (openlit.instrumentation.ag2)", "records creating agent 'unknown_agent'"),
+    ("langgraph--openllmetry--content-on.traces.json", "99602f0a57050df8fe62c150fde7fdbd",
+     "an OpenTelemetry GenAI instrumentation (opentelemetry.instrumentation.langchain)",
+     "records creating agent 'support'"),
+    ("ag2--openlit--content-on.traces.json", "8e3f935da0909eb6ca650763c113ba12",  # recognized by no dialect
+     "(openlit.instrumentation.ag2) but none is an agent, model or tool span", "may be in another trace"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "trace_id", "who", "what"), NO_STEP_TRACES)
+def test_grading_and_show_explain_give_one_reason_naming_the_instrumentation_of_spans_holding_no_step(
+    name: str, trace_id: str, who: str, what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("COLUMNS", "4000")
+    path = str(FIXTURES / "frameworks" / name)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - TrajectoryMatch: {expected_trajectory: [get_weather]}\n  - MaxToolCalls: 4\n"
+                    "  - MaxModelRequests: 4\n  - ToolCorrectness: {expected_tools: [get_weather]}\n")  # fmt: skip
+    main(["grade", path, "--spec", str(spec), "--format", "json"])
+    [case] = [c for c in json.loads(capsys.readouterr().out)["cases"] if trace_id in c["id"]]
+    checks = case["runs"][0]["turns"][0]["checks"]
+    assert {c["outcome"] for c in checks} == {"not_evaluated"} and len({c["reason"] for c in checks}) == 1
+    reason = checks[0]["reason"]
+    assert who in reason and what in reason, reason
+    assert "instrument_pydantic_ai" not in reason and "Agent.instrument_all" not in reason  # not a Pydantic AI trace
+    assert main(["show", "--explain", path]) == 0
+    shown = capsys.readouterr().out.split(f": {trace_id} ", 1)[1].split("\n── ", 1)[0].splitlines()
+    assert f"  not recorded (model requests, tool calls): {reason}" in shown
+
+
+def test_spans_of_no_known_instrumentation_keep_the_pydantic_ai_advice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with provider.get_tracer("my-app").start_as_current_span("handle request"):
+        pass
+    provider.shutdown()
+    path = write_otlp_json(list(exporter.get_finished_spans()), tmp_path / "app.json")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 4\n")
+    main(["grade", str(path), "--spec", str(spec), "--format", "json"])
+    [check] = json.loads(capsys.readouterr().out)["cases"][0]["runs"][0]["turns"][0]["checks"]
+    assert check["reason"] == (
+        "1 span was recorded (my-app) but none is an agent, model or tool span of a known instrumentation; no agent "
+        "spans were recorded: instrument the agent (Agent.instrument_all(), `agent.instrument = True`, or "
+        "logfire.instrument_pydantic_ai()) and run it inside `tracegrade.capture()`"
+    )

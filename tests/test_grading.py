@@ -108,3 +108,22 @@ def test_not_recorded_arguments_are_none_and_no_arguments_are_an_empty_dict() ->
     assert ToolCall("search").args is None and not ToolCall("search").args_recorded
     assert ToolCall("search", {}).args == {} and ToolCall("search", {}).args_recorded
     assert parse_args("null") == "null" and parse_args('{"q": 1}') == {"q": 1}
+
+
+# --- Spans holding no step: every check family names the instrumentation, not Pydantic AI ----------------------------
+
+
+def test_every_check_family_names_the_instrumentation_of_spans_holding_no_step() -> None:
+    from pathlib import Path
+
+    from tracegrade import load_traces
+    from tracegrade.evaluators import ToolCallEvaluator
+
+    stream = Path(__file__).resolve().parent.parent / "fixtures/frameworks/openai--logfire--content-on--stream.traces.json"
+    [opening] = [t for t in load_traces(stream) if format(t.nodes[0].trace_id, "032x").startswith("01a2428da45f")]
+    pytest_family, agentic = grade(opening, [ToolCallEvaluator(must_include=["get_weather"]), MaxToolCalls(3)])
+    assert pytest_family.outcome == agentic.outcome == "not_evaluated"
+    assert agentic.reasoning.startswith("1 span was recorded by Logfire (logfire.openai), but no agent run, model "
+                                        "request or tool span: span 'Chat Completion with ")  # fmt: skip
+    assert pytest_family.reasoning == f"{agentic.reasoning}, and the agent returned no tool calls: nothing tells which tools were called"
+    assert "instrument_pydantic_ai" not in agentic.reasoning

@@ -235,8 +235,11 @@ def _show(args: argparse.Namespace, console: Console) -> int:
         for line in trajectory_lines(traj):
             console.print(line, highlight=False)
         if args.explain:
+            by_reason: dict[str, list[str]] = {}  # one line per reason (a trace with no step: one for both)
             for what, reason in sorted(traj.missing.items()):
-                console.print(Text(printable(f"  not recorded ({what.replace('_', ' ')}): {reason}"), style="yellow"))
+                by_reason.setdefault(reason, []).append(what.replace("_", " "))
+            for reason, whats in by_reason.items():
+                console.print(Text(printable(f"  not recorded ({', '.join(whats)}): {reason}"), style="yellow"))
             for note in traj.incomplete:
                 console.print(Text(printable(f"  incomplete: {note}"), style="yellow"))
     if not shown:

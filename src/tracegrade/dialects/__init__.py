@@ -49,7 +49,7 @@ from . import (
     vercel_ai,
 )
 from ._dispatch import NO_STEP, Classifier, Dispatch, Gate, gate_of
-from ._evidence import content_setting, missing_evidence
+from ._evidence import content_setting, missing_evidence, no_steps_evidence
 from ._merge import Readers, merge_requested, transcript_calls
 from ._recovery import recover_arguments
 
@@ -177,6 +177,7 @@ def _extract(
     runs: list[AgentRun] = []
     handoffs: list[Handoff] = []
     decided: list[tuple[int, str, str | None, str | None, SpanNode, AgentRun | None]] = []
+    no_step: dict[str, SpanNode] = {}  # by dialect: the first span it recognized without finding a step
     still_open: list[str] = []
     hosts_tools = ""  # a model-request span with tool executions beneath it (not one request)
     referenced = False  # a model-request span holds `gen_ai.output.messages_ref`
@@ -254,6 +255,8 @@ def _extract(
                 hand: Handoff = step  # type: ignore[assignment]
                 hand.run, hand.agent = run, hand.source or (_agent_of(run) if run is not None else None)
                 handoffs.append(hand)
+            elif step is True or step is NO_STEP:
+                no_step.setdefault(by, node)
             # pre-execution decisions about tool calls (2026 GenAI), only on spans with events or logs
             events: Any
             if type(src) is Span:
@@ -305,6 +308,8 @@ def _extract(
     traj.incomplete = still_open + notes
     traj.user_message = _user_message(runs, requests, twins, registry)
     traj.missing = missing_evidence(calls, requests, runs, len(handoffs), tree.unattached_logs, unnamed)
+    if traj.is_empty and (why := no_steps_evidence(tree, no_step)) is not None:
+        traj.missing = {"model_requests": why, "tool_calls": why}  # nothing to grade: the one reason for every check
     if hosts_tools:
         traj.missing.setdefault("model_requests", (
             f"the model-request span {hosts_tools} has tool executions beneath it: this instrumentation records "

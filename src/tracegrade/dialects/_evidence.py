@@ -4,7 +4,8 @@
 checks can only be decided when every model request recorded its output or why it ended (a finish
 reason that is not a tool call) and none comes from an instrumentation whose model may name the tools in
 free text (DSPy's adapters; that text is never parsed into calls); agent and tool spans without any
-model-request span cannot bound a request count.
+model-request span cannot bound a request count. `no_steps_evidence` says why a trace with spans holds no step at
+all, naming the instrumentation its spans come from.
 `content_setting` names, for a span's instrumentation, the switch that records message content.
 """
 
@@ -14,14 +15,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import logfire
 from ._messages import logs_output_recorded
-from .genai import REDACTED, output_ref
+from .genai import OPERATION, REDACTED, output_ref
 
 if TYPE_CHECKING:
     from ..trajectory import AgentRun, ModelRequest, ToolCall
-    from ..tree import SpanNode
+    from ..tree import SpanNode, SpanTree
 
-__all__ = ["TOOL_FINISH_REASONS", "content_setting", "finish_reasons", "missing_evidence"]
+__all__ = ["TOOL_FINISH_REASONS", "content_setting", "finish_reasons", "missing_evidence", "no_steps_evidence"]
 
 TOOL_FINISH_REASONS = frozenset({"tool_calls", "tool_call", "tool_use", "tool-calls", "function_call"})
 
@@ -317,3 +319,78 @@ def missing_evidence(
                     f", and no agent span recorded its output: {held}; to record it: {content_setting(node)}"
                 )
     return missing
+
+
+_DIALECT_NAMES = {
+    "pydantic_ai": "Pydantic AI", "openinference": "OpenInference", "openllmetry": "OpenLLMetry",
+    "vercel_ai": "the Vercel AI SDK", "langfuse": "Langfuse", "openai_agents": "the OpenAI Agents SDK",
+    "llamaindex": "LlamaIndex", "langsmith": "LangSmith", "mlflow": "MLflow", "haystack": "Haystack",
+    "logfire": "Logfire", "genai": "an OpenTelemetry GenAI instrumentation", "mcp": "an MCP instrumentation",
+}  # fmt: skip
+"""How a reason names the instrumentation whose spans a dialect read (its scope follows in parentheses)."""
+
+_INSTRUMENT_PYDANTIC_AI = (
+    "no agent spans were recorded: instrument the agent (Agent.instrument_all(), `agent.instrument = True`, "
+    "or logfire.instrument_pydantic_ai()) and run it inside `tracegrade.capture()`"
+)
+"""The advice when nothing recorded points to another instrumentation (`evaluators.base.NO_SPANS_REASON`'s words)."""
+
+_ONE_TRACE = "spans share a trace only under one enclosing span: record the whole run inside one parent span"
+
+
+def no_steps_evidence(tree: SpanTree, recognized: Mapping[str, SpanNode]) -> str | None:
+    """Why the spans of `tree` hold no step to grade (no agent run, model request, tool call or handoff), and what
+    would record one. `recognized` maps each dialect that recognized spans without finding a step in them to the
+    first such span: the reason names those instrumentations (dialect and scope), what the span records instead and
+    advice that fits that instrumentation. With none, the reason names the spans' scopes, and gives the Pydantic AI
+    advice (`_INSTRUMENT_PYDANTIC_AI`) only when no scope is another known instrumentation's. None without spans."""
+    n = len(tree)
+    if not n:
+        return None
+    spans = "1 span was" if n == 1 else f"{n} spans were"
+    if recognized:
+        who = ", ".join(
+            _DIALECT_NAMES.get(d, f"the {d} dialect") + (f" ({node.scope_name})" if node.scope_name else "")
+            for d, node in list(recognized.items())[:3]
+        )
+        dialect, node = next(iter(recognized.items()))
+        return f"{spans} recorded by {who}, but no agent run, model request or tool span: {_no_step(dialect, node)}"
+    scopes = list(dict.fromkeys(node.scope_name for node in tree if node.scope_name))
+    listed = f" ({', '.join(scopes[:3])}{', ...' if len(scopes) > 3 else ''})" if scopes else ""
+    head = f"{spans} recorded{listed} but none is an agent, model or tool span of a known instrumentation"
+    known = [s for s in scopes if _known_scope(s)]
+    if not known or all(_scope_matches(s, "pydantic-ai") for s in known):
+        return f"{head}; {_INSTRUMENT_PYDANTIC_AI}"
+    return (
+        f"{head}: the run's steps may be in another trace ({_ONE_TRACE}), or were not recorded: instrument the agent "
+        "and its model client (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry instrumentor for its SDK)"
+    )
+
+
+def _known_scope(scope: str) -> bool:
+    return any(_scope_matches(scope, prefix) for prefix, _ in (*_SETTINGS, *_CLIENT_TOO)) or scope in logfire.SCOPES
+
+
+def _no_step(dialect: str, node: SpanNode) -> str:
+    """What a span a dialect recognized without a step records instead, and the advice that fits its instrumentation."""
+    if dialect == logfire.name and logfire.stream_opening(node):
+        return (
+            f"span {node.name!r} opened a streamed request, and Logfire logs its response (the model request) only "
+            "once the stream has been read, beside the request span in the caller's context: in another trace when "
+            "no span encloses the request; read the stream to its end, and make the requests inside one enclosing "
+            "span (e.g. `with logfire.span('agent run'):`) so their responses are logged in the run's trace"
+        )
+    op = node.attributes.get(OPERATION)
+    if op == "create_agent":
+        agent = node.attributes.get("gen_ai.agent.name")
+        created = f"agent {agent!r}" if isinstance(agent, str) and agent else "an agent"
+        return (
+            f"span {node.name!r} records creating {created} (create_agent), not a run of it; the run's spans, if it "
+            f"ran, are in another trace ({_ONE_TRACE} that also encloses creating the agent, or grade the run's trace)"
+        )
+    what = f"span {node.name!r}" + (f" records a {op!r} operation, no step" if isinstance(op, str) else " holds no step")
+    if dialect == "pydantic_ai":
+        return f"{what}; {_INSTRUMENT_PYDANTIC_AI}"
+    scope = node.scope_name
+    how = next((how for prefix, how in _CLIENT_TOO if _scope_matches(scope, prefix)), _CLIENT_TOO_DEFAULT)
+    return f"{what}; the run's steps may be in another trace ({_ONE_TRACE}), or were not recorded: {how}"

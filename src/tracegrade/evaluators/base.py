@@ -283,24 +283,32 @@ def missing_tool_evidence(ctx: TurnContext) -> str | None:
     """Why the turn's tool calls cannot be judged (the pytest-family checks read `ctx.tool_calls`):
     no spans and no calls returned by the agent, or spans whose telemetry does not hold the calls."""
     if ctx.tool_calls_source == "none" and not ctx.tool_calls:
-        return f"{NO_SPANS_REASON}, and the agent returned no tool calls: nothing tells which tools were called"
+        return f"{_no_steps_reason(ctx)}, and the agent returned no tool calls: nothing tells which tools were called"
     traj = ctx.trajectory
     if ctx.tool_calls_source == "spans" and traj is not None:
         return traj.missing.get("tool_calls") or traj.unnamed_reason()
     return None
 
 
+def _no_steps_reason(ctx: TurnContext) -> str:
+    """Why the context holds nothing to grade: extraction's note when spans were recorded (naming the
+    instrumentation they come from and what would record the steps), else how to record agent spans."""
+    traj = ctx.trajectory
+    if traj is not None and traj.is_empty and (why := traj.missing.get("tool_calls")) is not None:
+        return why
+    n = len(ctx.span_tree) if ctx.span_tree is not None else 0
+    if n:  # a trajectory not made by extraction
+        return f"{n} span(s) were recorded but none is an agent, model or tool span of a known instrumentation; {NO_SPANS_REASON}"
+    return NO_SPANS_REASON
+
+
 def require_trajectory(ctx: TurnContext) -> Trajectory | EvalResult:
-    """The context's trajectory, or a `not_evaluated` result saying how to get spans."""
+    """The context's trajectory, or a `not_evaluated` result saying why there is nothing to grade: no spans (how to
+    record them), or spans holding no agent run, model request or tool call (`dialects.no_steps_evidence`: the
+    instrumentation they come from, what is missing and the setting that would record it)."""
     traj = ctx.trajectory
     if traj is None or traj.is_empty:
-        n = len(ctx.span_tree) if ctx.span_tree is not None else 0
-        if n:
-            return EvalResult.not_evaluated(
-                f"{n} span(s) were recorded but none is an agent, model or tool span of a known "
-                f"instrumentation; {NO_SPANS_REASON}"
-            )
-        return EvalResult.not_evaluated(NO_SPANS_REASON)
+        return EvalResult.not_evaluated(_no_steps_reason(ctx))
     if traj.incomplete:
         more = f" (+{len(traj.incomplete) - 3} more)" if len(traj.incomplete) > 3 else ""
         return EvalResult.not_evaluated("the recorded run is incomplete: " + "; ".join(traj.incomplete[:3]) + more)
