@@ -1056,3 +1056,96 @@ def test_an_otlp_exporter_beside_the_capture_sends_byte_identical_data(
     assert len(spans) == 6 and {len(s.links) for s in spans if s.name.startswith("child")} == {1 if limited else 2}
     dropped = sum(s.dropped_attributes_count + s.dropped_events_count + s.dropped_links_count for s in spans)
     assert (dropped > 0) is limited
+
+
+# --- bug: a model output cut by a value-length limit lost its requested calls (graded as "no tool called") ------
+
+CHAT = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o"}
+TWO_CALLS = json.dumps([{"role": "assistant", "finish_reason": "tool_calls", "parts": [
+    {"type": "tool_call", "id": "c1", "name": "search", "arguments": {"q": "paris"}},
+    {"type": "tool_call", "id": "c2", "name": "weather", "arguments": {"city": "Paris, " + "x" * 300}}]}])  # fmt: skip
+ANSWER = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "ok"}]}])
+
+
+def chat_loop(provider: TracerProvider, finish_reasons: bool, tool_spans: bool = False) -> Any:
+    """A hand-written loop, only the LLM client instrumented: a response asking for two tools, then the answer;
+    with `tool_spans`, tool spans that record no arguments (they are only in the model's output)."""
+    tracer = provider.get_tracer("app")
+    first = {**CHAT, "gen_ai.output.messages": TWO_CALLS}
+    last = {**CHAT, "gen_ai.output.messages": ANSWER}
+    if finish_reasons:
+        first["gen_ai.response.finish_reasons"], last["gen_ai.response.finish_reasons"] = ("tool_calls",), ("stop",)
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "ops"}
+    with capture(provider=provider) as cap, tracer.start_as_current_span("invoke_agent ops", attributes=agent):
+        with tracer.start_as_current_span("chat gpt-4o", kind=trace.SpanKind.CLIENT, attributes=first):
+            pass
+        for name, cid in (("search", "c1"), ("weather", "c2")) if tool_spans else ():
+            tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": cid}
+            with tracer.start_as_current_span(f"execute_tool {name}", attributes=tool):
+                pass
+        with tracer.start_as_current_span("chat gpt-4o", kind=trace.SpanKind.CLIENT, attributes=last):
+            pass
+    return cap
+
+
+def tool_checks() -> list[Any]:
+    from tracegrade.evaluators import MaxToolCalls, ToolCallEvaluator, ToolCorrectness, TrajectoryMatch
+
+    return [
+        ToolCorrectness(expected_tools=["search", "weather"]),
+        TrajectoryMatch(expected_trajectory=["search", "weather"]),
+        MaxToolCalls(max_calls=0),
+        ToolCallEvaluator(must_exclude=["delete_account"]),
+    ]
+
+
+@pytest.mark.parametrize("finish_reasons", [False, True], ids=["no-finish-reasons", "finish-reasons"])
+@pytest.mark.parametrize("setting", CUT_SETTINGS)
+def test_a_model_output_cut_by_a_value_length_limit_leaves_tool_checks_not_evaluated_naming_the_cut(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, setting: str, finish_reasons: bool
+) -> None:
+    from tracegrade import grade, write_otlp_json
+    from tracegrade.evaluators import MaxModelRequests
+
+    cap = chat_loop(limited_provider(monkeypatch, setting, 150), finish_reasons)
+    assert cap.trajectory.all_calls == []  # the cut output holds no readable call
+    results = grade(cap, [*tool_checks(), MaxModelRequests(max_requests=2)])
+    # before: failed "missing tools: 'search' (x1), 'weather' (x1)" and MaxToolCalls(0) passed (without finish
+    # reasons), or not_evaluated advising the message-content capture setting, which was on (with them)
+    assert [r.outcome for r in results] == ["not_evaluated"] * 4 + ["passed"], [r.reason for r in results]
+    for r in results[:4]:
+        assert "model request 'chat gpt-4o' (app): attribute 'gen_ai.output.messages' is exactly 150 characters" in r.reason
+        assert "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT" in r.reason and "SpanLimits(max_span_attribute_length" in r.reason
+        assert "message-content capture" not in r.reason
+    path = write_otlp_json(cap, tmp_path / "cut.json")  # a file does not say which limit was in force
+    for r in grade(path, tool_checks()):
+        assert r.outcome == "not_evaluated", r.reason
+        assert "'gen_ai.output.messages' is JSON that stops mid-way after 150 characters" in r.reason
+
+
+def test_arguments_only_in_a_cut_model_output_are_not_evaluated_naming_the_cut(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tracegrade import grade, write_otlp_json
+    from tracegrade.evaluators import ArgumentCorrectness, ToolCallArgsEvaluator
+
+    cap = chat_loop(limited_provider(monkeypatch, "SpanLimits", 150), finish_reasons=True, tool_spans=True)
+    assert [c.name for c in cap.trajectory.tool_calls] == ["search", "weather"]
+    checks = [ArgumentCorrectness("search", {"q": "paris"}), ToolCallArgsEvaluator(tool="search", args={"q": "paris"})]
+    for source in (cap, write_otlp_json(cap, tmp_path / "cut.json")):
+        for r in grade(source, checks):
+            # before: not_evaluated advising the message-content capture setting, which was on
+            assert r.outcome == "not_evaluated" and "message-content capture" not in r.reason, r.reason
+            assert "tool 'search' (span 'execute_tool search') records no arguments" in r.reason
+            assert "'gen_ai.output.messages'" in r.reason and "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT" in r.reason
+
+
+def test_a_model_output_under_the_length_limit_is_graded_as_usual(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tracegrade import grade
+    from tracegrade.evaluators import ArgumentCorrectness, ToolCorrectness
+
+    for tool_spans in (False, True):
+        cap = chat_loop(limited_provider(monkeypatch, "SpanLimits", 4096), finish_reasons=False, tool_spans=tool_spans)
+        checks = [ToolCorrectness(expected_tools=["search", "weather"]), ArgumentCorrectness("search", {"q": "paris"})]
+        assert [r.outcome for r in grade(cap, checks)] == ["passed"] * 2
+        assert cap.trajectory.incomplete == [] and cap.trajectory.missing == {}

@@ -336,3 +336,73 @@ def test_must_exclude_without_any_tool_evidence_is_not_a_pass() -> None:
     ctx = TurnContext(user="u", reply="done", tool_calls=[], tool_calls_source="none")
     result = asyncio.run(ToolCallEvaluator(must_exclude=["delete_account"]).evaluate(ctx))
     assert result.outcome == "not_evaluated" and "nothing tells which tools were called" in result.reasoning
+
+
+# --- bug: requested calls cut by a value-length limit were graded (failed, or "no tool called") ---------------
+
+
+def _limited_loop(shape: str, limit: int) -> Any:
+    """`_hand_written_loop` recorded by a capture under `SpanLimits(max_span_attribute_length=limit)`."""
+    from opentelemetry.sdk.trace import SpanLimits
+
+    name, attrs = SHAPES[shape]
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attribute_length=limit))
+    tracer = provider.get_tracer("test")
+    with capture(provider=provider) as cap, tracer.start_as_current_span("my_loop"):
+        for step in range(len(STEPS)):
+            with tracer.start_as_current_span(name, attributes=attrs(step)):
+                pass
+    return cap
+
+
+CUT_AT = {  # where a limit of 22 cuts each shape (search_kb's arguments are 26 characters: the others fit)
+    "genai": "attribute 'gen_ai.output.messages' is exactly 22 characters",
+    "openinference": "attribute 'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments' is exactly 22",
+    "openllmetry": "attribute 'gen_ai.completion.0.tool_calls.0.arguments' is exactly 22 characters",
+}
+CUT_IN_FILE = {
+    "genai": "'gen_ai.output.messages' is JSON that stops mid-way after 22 characters",
+    "openinference": "'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments' stops mid-way",
+    "openllmetry": "'gen_ai.completion.0.tool_calls.0.arguments' stops mid-way",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_requested_calls_cut_by_a_value_length_limit_are_not_evaluated_naming_the_cut(
+    shape: str, tmp_path: Any
+) -> None:
+    from tracegrade import write_otlp_json
+    from tracegrade.evaluators import ToolCallArgsEvaluator
+
+    cap = _limited_loop(shape, 22)
+    checks = [
+        ToolCorrectness(expected_tools=["get_weather", "get_order", "search_kb"]),
+        MaxToolCalls(max_calls=0),
+        ArgumentCorrectness("search_kb", {"query": "refund policy"}),
+        ToolCallArgsEvaluator(tool="search_kb", args={"query": "refund policy"}),
+    ]
+    # before: the OTel output, unreadable, was no call (ToolCorrectness failed, MaxToolCalls passed); the flattened
+    # arguments, cut, failed "could not be parsed as JSON"
+    for source, cut in ((cap, CUT_AT[shape]), (write_otlp_json(cap, tmp_path / "cut.json"), CUT_IN_FILE[shape])):
+        for r in grade(source, checks):
+            assert r.outcome == "not_evaluated", r.reason
+            assert cut in r.reason and "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT" in r.reason, r.reason
+
+
+def test_an_executed_call_given_cut_requested_arguments_names_the_request_s_attribute() -> None:
+    from opentelemetry.sdk.trace import SpanLimits
+
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attribute_length=22))
+    tracer = provider.get_tracer("openinference.instrumentation.openai")
+    with capture(provider=provider) as cap, tracer.start_as_current_span("loop"):
+        with tracer.start_as_current_span("ChatCompletion", attributes=_openinference_llm_attrs(1)):
+            pass
+        tool = {"openinference.span.kind": "TOOL", "tool.name": "search_kb", "tool_call.id": "call_s1"}
+        with tracer.start_as_current_span("search_kb", attributes=tool):
+            pass
+    [call] = cap.trajectory.tool_calls
+    assert (call.name, call.args_source, call.executed) == ("search_kb", "messages", True)
+    [r] = grade(cap, [ArgumentCorrectness("search_kb", {"query": "refund policy"})])
+    assert r.outcome == "not_evaluated", r.reason  # before: failed, "could not be parsed as JSON"
+    assert ("attribute 'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments' of span "
+            "'ChatCompletion' is exactly 22 characters") in r.reason  # fmt: skip

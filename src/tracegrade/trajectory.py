@@ -532,6 +532,8 @@ def mark_truncated(traj: Trajectory, value_limit: Callable[[SpanNode], int | Non
     With the span's limit known (`value_limit(node)`, e.g. a capture reads the SDK's): a name
     attribute exactly that long may be cut; arguments exactly that long that are not valid JSON
     are cut. Without it (files): arguments that are JSON stopping mid-way (`cut_short`) are cut.
+    Arguments are those a tool span recorded and those taken from the model's request (`args_source`
+    `"messages"`: a flattened arguments value of the requesting model span, checked against its limit).
     """
     for call in traj.all_calls:
         node = call.span
@@ -551,19 +553,37 @@ def mark_truncated(traj: Trajectory, value_limit: Callable[[SpanNode], int | Non
             )
             traj.incomplete.append(call.name_truncated)
         text = call.args_text
-        if text is None or call.args_truncated is not None or call.args_source != "span":
+        source = call.args_source
+        if text is None or call.args_truncated is not None or (source != "span" and source != "messages"):
             continue
         at_limit = limit is not None and len(text) == limit
         if not at_limit and (text.endswith(_CLOSERS) or text.rstrip().endswith(_CLOSERS)):
             continue  # looks whole: confirmed lazily (`args_cut_reason`)
+        holder, key = node, _key_holding(node.attributes, text)
+        if key is None and source == "messages":  # an executed call given the arguments its model request recorded
+            found, key = _request_holding(traj, text)
+            if found is not None:
+                holder = found
+                if value_limit is not None:
+                    limit = value_limit(found)
+                    at_limit = limit is not None and len(text) == limit
         if (at_limit and isinstance(call.args, str) and call.args is text) or cut_short(text):
             who = f"tool {call.name!r} (span {node.name!r})"
-            key = _key_holding(node.attributes, text) or "arguments"
+            where = f"attribute {key or 'arguments'!r}" + (f" of span {holder.name!r}" if holder is not node else "")
             how = (
                 f"is exactly {limit} characters, the span attribute value length limit" if at_limit else "stops mid-way"
             )
-            call.args_truncated = f"{who}: attribute {key!r} {how}: the arguments are cut short; {VALUE_LIMIT_SETTING}"
+            what = "the arguments" if source == "span" else "the arguments the model requested"
+            call.args_truncated = f"{who}: {where} {how}: {what} are cut short; {VALUE_LIMIT_SETTING}"
             traj.incomplete.append(call.args_truncated)
+
+
+def _request_holding(traj: Trajectory, text: str) -> tuple[SpanNode | None, str | None]:
+    """The model-request span, and its attribute, that recorded `text` (None, None when none did)."""
+    for req in traj.model_requests:
+        if req.span is not None and (key := _key_holding(req.span.attributes, text)) is not None:
+            return req.span, key
+    return None, None
 
 
 def args_cut_reason(call: ToolCall) -> str | None:
@@ -572,6 +592,6 @@ def args_cut_reason(call: ToolCall) -> str | None:
     if call.args_truncated is not None:
         return call.args_truncated
     text = call.args_text
-    if text is not None and call.args_source == "span" and isinstance(call.args, str) and cut_short(text):
+    if text is not None and call.args_source in ("span", "messages") and isinstance(call.args, str) and cut_short(text):
         return f"tool {call.name!r}: its recorded arguments stop mid-way (cut short); {VALUE_LIMIT_SETTING}"
     return None

@@ -49,7 +49,7 @@ from . import (
     vercel_ai,
 )
 from ._dispatch import NO_STEP, Classifier, Dispatch, Gate, gate_of
-from ._evidence import content_setting, missing_evidence, no_steps_evidence
+from ._evidence import content_setting, cut_outputs, missing_evidence, no_steps_evidence
 from ._merge import Readers, merge_requested, transcript_calls
 from ._recovery import recover_arguments
 
@@ -155,6 +155,7 @@ def extract(
     if referenced:
         _external_arguments(traj)
     mark_truncated(traj, value_limit)
+    cut_outputs(traj, value_limit)  # requested calls lost with a model output cut short
     traj.incomplete[:0] = tree.notes  # broken parent cycles: which run a call belongs to is unsure
     return traj
 

@@ -7,23 +7,33 @@ free text (DSPy's adapters; that text is never parsed into calls); agent and too
 model-request span cannot bound a request count. `no_steps_evidence` says why a trace with spans holds no step at
 all, naming the instrumentation its spans come from.
 `content_setting` names, for a span's instrumentation, the switch that records message content.
+`cut_outputs` reports the requested calls a model output cut short by a value-length limit leaves unknown.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..trajectory import VALUE_LIMIT_SETTING, cut_short
 from . import logfire
 from ._messages import logs_output_recorded
 from .genai import OPERATION, REDACTED, output_ref
 
 if TYPE_CHECKING:
-    from ..trajectory import AgentRun, ModelRequest, ToolCall
+    from ..trajectory import AgentRun, ModelRequest, ToolCall, Trajectory
     from ..tree import SpanNode, SpanTree
 
-__all__ = ["TOOL_FINISH_REASONS", "content_setting", "finish_reasons", "missing_evidence", "no_steps_evidence"]
+__all__ = [
+    "TOOL_FINISH_REASONS",
+    "content_setting",
+    "cut_outputs",
+    "finish_reasons",
+    "missing_evidence",
+    "no_steps_evidence",
+]
 
 TOOL_FINISH_REASONS = frozenset({"tool_calls", "tool_call", "tool_use", "tool-calls", "function_call"})
 
@@ -78,9 +88,7 @@ _CONVERTED_SETTINGS: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
-_CLIENT_TOO_DEFAULT = (
-    "instrument the model client too (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry instrumentor for its SDK)"
-)
+_CLIENT_TOO_DEFAULT = "instrument the model client too (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry instrumentor for its SDK)"
 _CLIENT_TOO: tuple[tuple[str, str], ...] = (
     ("mlflow.tracing", "turn on the MLflow autolog of the model client the framework calls too (e.g. "
      "mlflow.openai.autolog()); a framework's own autolog may patch a method its version no longer calls, and a "
@@ -388,9 +396,119 @@ def _no_step(dialect: str, node: SpanNode) -> str:
             f"span {node.name!r} records creating {created} (create_agent), not a run of it; the run's spans, if it "
             f"ran, are in another trace ({_ONE_TRACE} that also encloses creating the agent, or grade the run's trace)"
         )
-    what = f"span {node.name!r}" + (f" records a {op!r} operation, no step" if isinstance(op, str) else " holds no step")
+    what = f"span {node.name!r}" + (
+        f" records a {op!r} operation, no step" if isinstance(op, str) else " holds no step"
+    )
     if dialect == "pydantic_ai":
         return f"{what}; {_INSTRUMENT_PYDANTIC_AI}"
     scope = node.scope_name
     how = next((how for prefix, how in _CLIENT_TOO if _scope_matches(scope, prefix)), _CLIENT_TOO_DEFAULT)
     return f"{what}; the run's steps may be in another trace ({_ONE_TRACE}), or were not recorded: {how}"
+
+
+_CALL_OUTPUTS = (
+    "gen_ai.output.messages", "ai.response.toolCalls", "output", "langfuse.observation.output", "gen_ai.completion",
+    "mlflow.spanOutputs", "raw_llm_response", "haystack.agent.step.llm.output", "response_data", "events",
+    "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.args", "gen_ai.tool.call.arguments",
+)  # fmt: skip
+"""The attributes of a model-request span that the dialects read whole for the tool calls the model requested (the
+flattened `llm.output_messages.*` / `gen_ai.completion.*` values hold one field of one call each: a cut one is
+found on the call, `trajectory.mark_truncated`)."""
+
+
+def _cut(value: Any, limit: int | None) -> str | None:
+    """How a recorded value was cut short, or None: exactly `limit` characters (the span's value-length limit) and
+    not valid JSON, or JSON stopping mid-way (`cut_short`; the length is then the limit the SDKs cut at)."""
+    if type(value) is not str:
+        return None
+    if limit is not None and len(value) == limit:
+        try:
+            json.loads(value)
+        except ValueError:
+            return f"is exactly {limit} characters, the span attribute value length limit"
+        return None
+    if cut_short(value):
+        return f"is JSON that stops mid-way after {len(value)} characters (what a value-length limit of {len(value)} leaves)"
+    return None
+
+
+def _cut_output(
+    node: SpanNode, value_limit: Callable[[SpanNode], int | None] | None, tool_spans: set[int]
+) -> str | None:
+    """Where and how the output of a model request (its span's `_CALL_OUTPUTS`, or those of the spans inside it
+    that record the same request: none is a tool span) is cut short, or None."""
+    nodes = [node]
+    if node.children and not any(id(n) in tool_spans for n in node.descendants):
+        nodes.extend(node.descendants)
+    for n in nodes:
+        attrs = n.attributes
+        limit = value_limit(n) if value_limit is not None else None
+        for key in _CALL_OUTPUTS:
+            if (value := attrs.get(key)) is not None and (how := _cut(value, limit)) is not None:
+                inner = f" (in span {n.name!r} inside it)" if n is not node else ""
+                return f"{_describe(node)}{inner}: attribute {key!r} {how}"
+    return None
+
+
+def cut_outputs(traj: Trajectory, value_limit: Callable[[SpanNode], int | None] | None = None) -> None:
+    """Where a value-length limit cut the recorded output of a model request (`_CALL_OUTPUTS`), the tool calls it
+    requested are unknown, never read as none: with no tool spans (the requested calls are the trajectory), such a
+    request whose span holds no call (none read from another record of it) sets `traj.missing["tool_calls"]`; a
+    call without recorded arguments whose requesting request's output is cut (the call's own span for a call known
+    only from its request; for an executed call, the last request of its run that started before it) is marked
+    `args_truncated`, noted in `traj.incomplete`. `value_limit` is the span's limit when known (see
+    `trajectory.mark_truncated`); without it, JSON stopping mid-way is cut."""
+    requests = [r for r in traj.model_requests if r.span is not None]
+    if not requests:
+        return
+    executed = {id(c.span) for c in (*traj.all_calls, *traj.unnamed_calls) if c.executed is True and c.span is not None}
+    found: dict[int, str | None] = {}
+
+    def cut_of(node: SpanNode) -> str | None:
+        key = id(node)
+        if key not in found:
+            found[key] = _cut_output(node, value_limit, executed)
+        return found[key]
+
+    if not executed and not traj.handoffs:  # no tool spans: the requested calls are the trajectory
+        holding = {id(c.span) for c in traj.all_calls}
+        for req in requests:
+            node = req.span
+            if (
+                node is not None
+                and id(node) not in holding
+                and not logs_output_recorded(node.logs)
+                and (why := cut_of(node)) is not None
+            ):
+                traj.missing["tool_calls"] = (
+                    f"{why}, so the model's output is cut short and which tools it requested is unknown; "
+                    f"{VALUE_LIMIT_SETTING}"
+                )
+                break
+    by_span = {id(r.span) for r in requests}
+    runs: dict[int, tuple[list[int], list[SpanNode]]] | None = None  # by run: the request spans' starts, in order
+    for call in traj.all_calls:
+        node = call.span
+        if node is None or call.args_source is not None or call.args_truncated is not None:
+            continue
+        if id(node) in by_span:  # requested only: its own request
+            asked: SpanNode | None = node
+        elif call.executed is True:  # the last request of its run that started before it
+            if runs is None:
+                runs = {}
+                for req in requests:  # in start order
+                    if req.span is not None:
+                        starts, spans = runs.setdefault(id(req.run), ([], []))
+                        starts.append(req.span.start_ns)
+                        spans.append(req.span)
+            starts, spans = runs.get(id(call.run), ([], []))
+            i = bisect_right(starts, node.start_ns)
+            asked = spans[i - 1] if i else None
+        else:
+            continue
+        if asked is not None and (why := cut_of(asked)) is not None:
+            call.args_truncated = (
+                f"tool {call.name!r} (span {node.name!r}) records no arguments, and the output of the model request "
+                f"that asked for it is cut short ({why}): its arguments are unknown; {VALUE_LIMIT_SETTING}"
+            )
+            traj.incomplete.append(call.args_truncated)
