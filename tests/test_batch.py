@@ -562,7 +562,10 @@ def test_a_logs_file_changed_between_jobs_is_read_again(tmp_path: Path) -> None:
         f.write_text('{"resourceLogs": []}')
     second = grade_traces([d], CORPUS_SPEC, workers=1).rows()
     without = grade_traces(sorted(d.glob("*.traces.json")), CORPUS_SPEC, workers=1).rows()
-    assert second == without != first
+    # the same verdicts; read without them, the reasons also name the logs files beside the trace files
+    verdicts = [[{**r, "reason": None} for r in rows] for rows in (first, second, without)]
+    assert verdicts[1] == verdicts[2] != verdicts[0]
+    assert any("logs.json, beside the trace file but not given" in r["reason"] for r in without)
 
 
 # --- a failed job leaves no results file: rows go to a temporary file moved into place on success ---

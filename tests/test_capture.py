@@ -1149,3 +1149,48 @@ def test_a_model_output_under_the_length_limit_is_graded_as_usual(monkeypatch: p
         checks = [ToolCorrectness(expected_tools=["search", "weather"]), ArgumentCorrectness("search", {"q": "paris"})]
         assert [r.outcome for r in grade(cap, checks)] == ["passed"] * 2
         assert cap.trajectory.incomplete == [] and cap.trajectory.missing == {}
+
+
+# --- bug: a trace file read without the logs file write_otlp_json wrote beside it advised the capture setting ----
+
+
+def split_capture(tmp_path: Path) -> tuple[Path, Path]:
+    """A capture whose model request's output is only in a log record (`gen_ai.choice`), written by `write_otlp_json`
+    as `run.json` and `run.logs.json`."""
+    from opentelemetry.sdk._logs import LoggerProvider
+
+    from tracegrade import write_otlp_json
+    from tracegrade.ingest._write import logs_path_for
+
+    provider, loggers = TracerProvider(), LoggerProvider(shutdown_on_exit=False)
+    tracer, logger = provider.get_tracer("app"), loggers.get_logger("app")
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o"}
+    choice = {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]}}  # fmt: skip
+    chat_span = tracer.start_as_current_span("chat gpt-4o", kind=trace.SpanKind.CLIENT, attributes=chat)
+    with capture(provider=provider, logger_provider=loggers) as cap, chat_span:
+        logger.emit(event_name="gen_ai.choice", body=choice)
+    path = write_otlp_json(cap, tmp_path / "run.json")
+    logs = logs_path_for(path)
+    assert logs.is_file()
+    return path, logs
+
+
+def test_a_trace_file_read_alone_names_the_logs_file_beside_it(tmp_path: Path) -> None:
+    from tracegrade import grade, load_traces
+    from tracegrade.evaluators import ToolCorrectness
+
+    path, logs = split_capture(tmp_path)
+    check = ToolCorrectness(expected_tools=["search"])
+    for source in ([next(iter(load_traces(path)))], path):  # a tree of load_traces, a path read whole
+        [r] = grade(source[0] if isinstance(source, list) else source, [check])
+        # before: only "to record it: the instrumentation's message-content capture setting", which was on
+        assert r.outcome == "not_evaluated", r.reason
+        assert f"its log records may be in {logs.name}, beside the trace file but not given: give it too" in r.reason
+    for source in ([path, logs], tmp_path):  # given too: the records are read, and the run graded
+        [r] = grade(source, [check])
+        assert r.outcome == "passed", r.reason
+        assert all(t.unread_logs == () for t in load_traces(source))
+    logs.unlink()  # no logs file beside it: nothing to point at
+    [r] = grade(path, [check])
+    assert r.outcome == "not_evaluated" and "may be in" not in r.reason and "message-content capture" in r.reason

@@ -74,6 +74,7 @@ def _merged(trees: list[SpanTree]) -> SpanTree:
     tree = SpanTree.from_spans(n.span for t in trees for n in t)
     tree.attach_logs(r for t in trees for n in t for r in n.logs)
     tree.unattached_logs += sum(t.unattached_logs for t in trees)
+    tree.unread_logs = tuple(dict.fromkeys(f for t in trees for f in t.unread_logs))
     return tree
 
 

@@ -564,7 +564,7 @@ class SpanTree:
     are broken: in each cycle the span that started first becomes a root, and `notes` says so.
     """
 
-    __slots__ = ("__weakref__", "_by_id", "nodes", "notes", "roots", "unattached_logs")
+    __slots__ = ("__weakref__", "_by_id", "nodes", "notes", "roots", "unattached_logs", "unread_logs")
 
     def __init__(self, nodes: Iterable[SpanNode] = ()) -> None:
         with paused_gc():
@@ -601,6 +601,9 @@ class SpanTree:
         """What was wrong with the spans' links and how it was resolved (parent cycles broken)."""
         self.unattached_logs = 0
         """Log records given to `attach_logs` that named no span of this tree (no trace / span id, or unknown)."""
+        self.unread_logs: tuple[str, ...] = ()
+        """OTLP logs files that lie beside the trace file(s) this tree was read from, named as `write_otlp_json` names
+        them (`run.json` → `run.logs.json`), but were not read: records naming its spans may be there."""
         self._by_id = by_id
 
     def attach_logs(self, records: Iterable[LogRecord]) -> list[LogRecord]:

@@ -308,7 +308,9 @@ def _extract(
     )
     traj.incomplete = still_open + notes
     traj.user_message = _user_message(runs, requests, twins, registry)
-    traj.missing = missing_evidence(calls, requests, runs, len(handoffs), tree.unattached_logs, unnamed)
+    traj.missing = missing_evidence(
+        calls, requests, runs, len(handoffs), tree.unattached_logs, unnamed, tree.unread_logs
+    )
     if traj.is_empty and (why := no_steps_evidence(tree, no_step)) is not None:
         traj.missing = {"model_requests": why, "tool_calls": why}  # nothing to grade: the one reason for every check
     if hosts_tools:

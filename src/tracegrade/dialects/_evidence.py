@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from ..trajectory import VALUE_LIMIT_SETTING, cut_short
@@ -207,6 +208,15 @@ _LEGACY_SWITCH = ("opentelemetry.instrumentation.litellm", "opentelemetry.instru
 `use_legacy_attributes` (0.62; the OpenAI and Anthropic ones renamed it `use_attributes`)."""
 
 
+def _unread(files: Sequence[str]) -> str:
+    """Where the content may be when logs files beside the trace file were not read (leads the capture advice)."""
+    if not files:
+        return ""
+    names = ", ".join(PurePath(f).name for f in files)
+    it = "it" if len(files) == 1 else "them"
+    return f"its log records may be in {names}, beside the trace file but not given: give {it} too (or the directory); else, "
+
+
 def _unattributed(count: int, node: SpanNode | None) -> str:
     """Why content sent as log records that name no span cannot be read, and what would fix it."""
     scope = node.scope_name if node is not None else ""
@@ -251,13 +261,16 @@ def missing_evidence(
     handoffs: int = 0,
     unattached_logs: int = 0,
     unnamed: Sequence[ToolCall] = (),
+    unread_logs: Sequence[str] = (),
 ) -> dict[str, str]:
     """`{"tool_calls": reason}` when tool checks cannot be decided from this telemetry, and
     `{"model_requests": reason}` when a request budget cannot (see the module docstring). A model output
     held only behind an external content reference (`gen_ai.output.messages_ref`) is not recorded.
     `unattached_logs` counts the log records given with the spans that named none of them: content they
     may hold is named as the reason (not the content-capture setting) when the calls are unknown. `unnamed` are the
-    tool executions whose spans do not say which tool ran: with no other call, they are the reason."""
+    tool executions whose spans do not say which tool ran: with no other call, they are the reason. `unread_logs`
+    are logs files beside the trace file read that were not read (`SpanTree.unread_logs`): named, where the
+    content-capture setting is advised, as where the missing content may be."""
     missing: dict[str, str] = {}
     if not calls and not handoffs and unnamed:
         node = unnamed[0].span
@@ -279,7 +292,8 @@ def missing_evidence(
                     f"({_stored_elsewhere(ref)})" if ref
                     else f"(no tool spans, no message content on the spans): {_unattributed(unattached_logs, req.span)}"
                     if unattached_logs
-                    else f"(no tool spans, no message content); to record them: {content_setting(req.span)}"
+                    else f"(no tool spans, no message content); {_unread(unread_logs)}to record them: "
+                    f"{content_setting(req.span)}"
                 )  # fmt: skip
                 missing["tool_calls"] = (
                     f"{_describe(req.span)} ended for tool calls ({', '.join(reasons)}) but the calls were not "
@@ -302,7 +316,7 @@ def missing_evidence(
                 how = (
                     _stored_elsewhere(ref) if ref
                     else _unattributed(unattached_logs, unknown.span) if unattached_logs
-                    else f"to record it: {content_setting(unknown.span)}"
+                    else f"{_unread(unread_logs)}to record it: {content_setting(unknown.span)}"
                 )  # fmt: skip
                 missing["tool_calls"] = (
                     f"no tool spans, and {_describe(unknown.span)} recorded neither its output nor why it ended: "

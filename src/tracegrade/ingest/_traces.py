@@ -479,7 +479,22 @@ def read_tree(
     by_trace = logs_by_trace(logs, max_attribute_bytes=max_attribute_bytes, max_inflated_bytes=max_inflated_bytes)
     if by_trace or streamed:
         tree.attach_logs([*(r for records in by_trace.values() for r in records), *streamed])
+    tree.unread_logs = _unread_logs(traces, logs)
     return tree
+
+
+def _unread_logs(traces: Iterable[Path], logs: Collection[Path]) -> tuple[str, ...]:
+    """The logs files `write_otlp_json` would have written beside `traces` (`logs_path_for`) that exist but are not
+    among the `logs` read (`SpanTree.unread_logs`)."""
+    from ._write import logs_path_for
+
+    read = {p.resolve() for p in logs}
+    out: list[str] = []
+    for path in traces:
+        beside = logs_path_for(path)
+        if beside != path and beside.is_file() and beside.resolve() not in read and str(beside) not in out:
+            out.append(str(beside))
+    return tuple(out)
 
 
 def without_copies(spans: list[Span]) -> tuple[list[Span], int]:
@@ -566,9 +581,11 @@ def trees_of(
     `logs_files`): one index of the logs serves many trace files. The records of a trace file holding
     both signals (and not among `logs_files`) are read with its spans."""
     units = _units(traces, max_attribute_bytes, idle_lines, per_file, max_inflated_bytes, logs_files)
+    unread = _unread_logs(traces, logs_files) if len(traces) == 1 else ()  # (of several files: whose is unknown)
     for group, recorded, streamed in units:
         for part in split_agent_runs(group) if split_runs and not recorded else (group,):
             tree = SpanTree.from_spans(part)
+            tree.unread_logs = unread
             if by_trace or streamed:  # records naming no trace (id 0) are offered to every tree: counted as unattached
                 tree.attach_logs([*(r for tid in (*tree.trace_ids, 0) for r in by_trace.get(tid, ())), *streamed])
             yield tree
