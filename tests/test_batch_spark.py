@@ -13,6 +13,7 @@ import pytest
 
 from _batch_data import SPEC, record_runs, write_files
 from tracegrade.batch import grade_traces, write_span_parquet
+from tracegrade.errors import BatchInputError
 from tracegrade.ingest import read_spans
 from tracegrade.spans import Span
 
@@ -139,3 +140,53 @@ def test_spark_and_local_group_and_order_traces_whose_ids_mix_letter_case(
     assert on_spark == local == reference
     traces = [r["trace_id"] for r in local[:: len(SPEC)]]
     assert traces == sorted(traces) and len(traces) == len(set(ids))
+
+
+# --- bad input on Spark: exit 1 and a JVM traceback, not the local engine's one-line error and exit 2 ---
+
+
+def test_spark_reports_bad_input_with_the_local_engines_error_and_exit_code(
+    spark: Any, sources: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Errors raised in Spark tasks come back as they were raised; table columns are checked before any job."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tracegrade.cli import main
+    from tracegrade.errors import TraceFormatError
+
+    table = pq.read_table(sources["parquet"])
+    kinds = table.column("SpanKind").to_pylist()
+    kinds[len(kinds) - 3] = "Weird"
+    bad_kind = tmp_path / "badkind.parquet"
+    pq.write_table(table.set_column(table.schema.get_field_index("SpanKind"), "SpanKind", pa.array(kinds)), bad_kind)
+    no_duration = tmp_path / "nodur.parquet"
+    pq.write_table(table.drop_columns(["Duration"]), no_duration)
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text('{"resourceSpans": [')
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - MaxToolCalls: 10\n")
+    cases: list[list[str]] = [
+        [str(truncated)], [str(truncated), "--group-by", "conversation"], [str(bad_kind)],
+        [str(bad_kind), "--group-by", "conversation"], [str(no_duration), "--where", "Duration>1ms"],
+    ]  # fmt: skip
+    messages = []
+    for args in cases:
+        errors = []
+        for engine in ("local", "spark"):
+            code = main(["batch", *args, "--spec", str(spec), "--engine", engine, "--workers", "1"])
+            errors.append(capsys.readouterr().err)
+            assert code == 2, (engine, args, errors[-1])
+        assert errors[0] == errors[1] and errors[0].count("\n") == 1
+        assert errors[0].startswith("tracegrade batch: error:")
+        messages.append(errors[0])
+    assert f"{truncated}:1: column 20: truncated JSON" in messages[0]
+    assert "unknown SpanKind 'Weird'" in messages[2] and "the table has no Duration column" in messages[4]
+    from tracegrade.batch._spark import TaskTraceback
+
+    unknown_kind = r"span [0-9a-f]{16} of trace [0-9a-f]{32}: unknown SpanKind 'Weird'"  # named by its ids
+    with pytest.raises(BatchInputError, match=unknown_kind) as e:
+        grade_traces([bad_kind], SPEC, engine="spark", spark=spark)
+    assert isinstance(e.value.__cause__, TaskTraceback) and "Traceback" in str(e.value.__cause__)
+    with pytest.raises(TraceFormatError, match="truncated JSON"):
+        grade_traces([truncated], SPEC, engine="spark", spark=spark)

@@ -35,6 +35,7 @@ __all__ = [
     "SpanTableSource",
     "arrow_spans",
     "bucket_ranges",
+    "check_columns",
     "require_pyarrow",
     "span_schema",
     "spans_to_table",
@@ -242,16 +243,17 @@ def _arrow_spans(table: pa.Table | pa.RecordBatch, where: str, order: Sequence[i
     out: list[Span] = []
     for i in range(n) if order is None else order:
         if not trace_ids[i] or not span_ids[i]:
-            which = "TraceId" if not trace_ids[i] else "SpanId"
-            raise BatchInputError(f"{where}: row {i}: empty {which}")
+            raise BatchInputError(
+                f"{where}: {_row_name(trace_ids[i], span_ids[i])}: empty {'SpanId' if trace_ids[i] else 'TraceId'}"
+            )
         k = kinds[i] or ""
         kind = kind_of.get(k) or kind_of.setdefault(k, normal_kind(k) or "")
         if not kind:
-            raise BatchInputError(f"{where}: row {i}: unknown SpanKind {k!r}")
+            raise BatchInputError(f"{where}: {_row_name(trace_ids[i], span_ids[i])}: unknown SpanKind {k!r}")
         st = statuses[i] or ""
         status = status_of.get(st) or status_of.setdefault(st, normal_status(st) or "")
         if not status:
-            raise BatchInputError(f"{where}: row {i}: unknown StatusCode {st!r}")
+            raise BatchInputError(f"{where}: {_row_name(trace_ids[i], span_ids[i])}: unknown StatusCode {st!r}")
         resource = resources[i] or {}
         if services[i] and "service.name" not in resource:
             resource = {**resource, "service.name": services[i]}
@@ -271,6 +273,15 @@ def _arrow_spans(table: pa.Table | pa.RecordBatch, where: str, order: Sequence[i
             messages[i] or "", kind, events, resource, scopes[i] or "", versions[i] or "",  # type: ignore[arg-type]
         ))  # fmt: skip
     return out
+
+
+def _row_name(trace_id: int, span_id: int) -> str:
+    """A row named by its ids (the same whichever engine, batch or task reads it), as far as it has them."""
+    if trace_id and span_id:
+        return f"span {span_id:016x} of trace {trace_id:032x}"
+    if trace_id:
+        return f"a span of trace {trace_id:032x}"
+    return f"span {span_id:016x}" if span_id else "a span"
 
 
 def _any_items(column: Any) -> bool:
@@ -408,11 +419,7 @@ class SpanTableSource:
         """The rows passing the filters, read column-projected with the filters pushed into the scan."""
         dataset = self.dataset()
         names = set(dataset.schema.names)
-        if missing := [c for c in REQUIRED if c not in names]:
-            raise BatchInputError(
-                f"{self.path}: not a span table in the ClickHouse otel_traces layout: missing column(s) "
-                f"{', '.join(missing)}; columns: {', '.join(sorted(names)[:20])}"
-            )
+        check_columns(self.path, names, conditions)
         columns = [c for c in READ_COLUMNS if c in names]
         expr = filter_expression(dataset.schema, conditions, bound, bucket)
         try:
@@ -423,6 +430,20 @@ class SpanTableSource:
 
     def count_rows(self) -> int:
         return int(self.dataset().count_rows())
+
+
+def check_columns(path: str, names: Iterable[str], conditions: Sequence[Condition]) -> None:
+    """Raise `BatchInputError` unless a table with columns `names` (hive partitions included) has the
+    span layout's required columns and every column a `where` condition filters on."""
+    names = set(names)
+    if missing := [c for c in REQUIRED if c not in names]:
+        raise BatchInputError(
+            f"{path}: not a span table in the ClickHouse otel_traces layout: missing column(s) "
+            f"{', '.join(missing)}; columns: {', '.join(sorted(names)[:20])}"
+        )
+    for c in conditions:
+        if c.field not in names and c.field != "TraceId":
+            raise BatchInputError(f"--where {c.text!r}: the table has no {c.field} column")
 
 
 def _delta(path: str) -> Any:
@@ -452,7 +473,8 @@ def filter_expression(
     schema: pa.Schema, conditions: Sequence[Condition], bound: int, bucket: tuple[str, str] | None
 ) -> ds.Expression | None:
     """The scan filter: the `where` conditions, the trace-id sample (low 64 bits of the id below the
-    bound: the last 16 hex digits compared as text) and a trace-id prefix range."""
+    bound: the last 16 hex digits compared as text) and a trace-id prefix range. The columns are
+    checked (`check_columns`) first."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
@@ -483,10 +505,6 @@ def _condition_expression(schema: pa.Schema, c: Condition, trace: Any) -> Any:
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
-    if c.field == "Duration" and "Duration" not in schema.names:
-        raise BatchInputError(f"--where {c.text!r}: the table has no Duration column")
-    if c.field not in schema.names and c.field != "TraceId":
-        raise BatchInputError(f"--where {c.text!r}: the table has no {c.field} column")
     if c.field in ("SpanKind", "StatusCode"):
         spellings = _KIND_SPELLINGS if c.field == "SpanKind" else _STATUS_SPELLINGS
         values = pa.array([s for v in c.values for s in spellings[v]], pa.string())

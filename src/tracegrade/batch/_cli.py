@@ -86,6 +86,7 @@ def _table(spec: dict[str, Any]) -> Any:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    from .._text import printable
     from ..errors import BatchInputError, SpecError, TraceFormatError
     from . import grade_traces
 
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             redact=args.redact,
         )  # fmt: skip
     except (BatchInputError, TraceFormatError, SpecError, OSError, ValueError, ImportError) as e:
-        print(f"tracegrade batch: error: {e}", file=sys.stderr)
+        print(f"tracegrade batch: error: {printable(str(e))}", file=sys.stderr)  # one line, whatever the input held
         return 2
     from ..reporting.batch_page import case_statistics
 

@@ -5,14 +5,17 @@ Spark with the filters as Spark expressions, hash-partitioned by trace id (no sa
 range partitioning would make), sorted within each partition and graded with `mapInArrow`;
 grouping by conversation partitions by the conversation key instead. Grouping by trace, a large
 table is graded in trace-id ranges, one job each (the driver holds one range's result rows at a
-time). The driver puts units in the local engine's order: by trace id within a range.
+time). The driver puts units in the local engine's order: by trace id within a range. An exception
+raised in a task is returned as a result, and raised on the driver as it was raised.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import pickle
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..spans import Span
 from ._arrow import _KIND_SPELLINGS, _STATUS_SPELLINGS, SpanTableSource, bucket_ranges, iter_trace_groups
@@ -49,7 +52,8 @@ def _pyspark() -> Any:
 
 
 def spark_session(workers: int) -> Any:
-    """The active SparkSession, or a new local one with `workers` cores."""
+    """The active SparkSession, or a new local one with `workers` cores (logging errors only, without
+    Spark's console progress bar: stderr is the caller's, for its own progress and errors)."""
     _pyspark()
     from pyspark.sql import SparkSession
 
@@ -60,6 +64,8 @@ def spark_session(workers: int) -> Any:
         SparkSession.builder.master(f"local[{workers}]")
         .appName("tracegrade-batch")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.log.level", "ERROR")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .getOrCreate()
     )
@@ -97,33 +103,95 @@ def run_spark(
         i += len(run)
 
 
+# --- errors raised in tasks ---------------------------------------------------------------------
+
+
+class TaskTraceback(Exception):
+    """The traceback of an exception raised in a Spark task (the `__cause__` of the one raised again on the driver)."""
+
+    def __str__(self) -> str:
+        return "\n" + str(self.args[0])
+
+
+class _Failure:
+    """An exception raised in a Spark task, returned as a result (pickled, with its traceback) so the
+    driver raises it as it was: a failed task would come back as a `PythonException` holding only text."""
+
+    def __init__(self, error: Exception) -> None:
+        try:
+            payload = pickle.dumps(error)
+            pickle.loads(payload)  # an exception whose arguments do not rebuild it fails here
+        except Exception:
+            payload = pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
+        self.blob = pickle.dumps((payload, "".join(traceback.format_exception(error))))
+
+    @staticmethod
+    def raise_(blob: bytes) -> None:
+        payload, text = pickle.loads(blob)
+        raise pickle.loads(payload) from TaskTraceback(text)
+
+
+T = TypeVar("T")
+
+
+def _carried(items: Iterator[T]) -> Iterator[T | _Failure]:
+    """The items of a task, then, if it raises, the exception as a `_Failure` (and no more items)."""
+    try:
+        yield from items
+    except Exception as e:
+        yield _Failure(e)
+
+
+def _results(items: Iterable[T | _Failure]) -> list[T]:
+    """A job's collected results, or the first task failure among them raised on the driver."""
+    out = list(items)
+    for item in out:
+        if isinstance(item, _Failure):
+            _Failure.raise_(item.blob)
+    return out  # type: ignore[return-value]
+
+
+# --- OTLP files ----------------------------------------------------------------------------------
+
+
 def _otlp_traces(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[str, ...]) -> Iterator[list[Row]]:
     paths = [str(f) for f in files]
 
-    def grade_file(items: Iterator[str]) -> Iterator[list[Row]]:
-        for path in items:
-            yield from iter_task(OtlpTask(path, logs), plan)
+    def grade_file(items: Iterator[str]) -> Iterator[list[Row] | _Failure]:
+        return _carried(row for path in items for row in iter_task(OtlpTask(path, logs), plan))
 
     rdd = spark.sparkContext.parallelize(paths, len(paths))
-    yield from rdd.mapPartitions(
-        grade_file
-    ).collect()  # rows are small; one job (toLocalIterator runs one per partition)
+    # rows are small; one job (toLocalIterator runs one per partition)
+    yield from _results(rdd.mapPartitions(grade_file).collect())
 
 
 def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[str, ...]) -> Iterator[list[Row]]:
     paths = [str(f) for f in files]
 
-    def keyed(items: Iterator[str]) -> Iterator[tuple[str, tuple[str | None, list[Span], Logs]]]:
-        for key, conv, spans, unit_logs in conversation_traces(Sources([Path(p) for p in items], logs), plan):
-            yield key, (conv, spans, unit_logs)
+    def keyed(items: Iterator[str]) -> Iterator[tuple[str | None, tuple[str | None, list[Span], Logs] | _Failure]]:
+        traces = conversation_traces(Sources([Path(p) for p in items], logs), plan)
+        for item in _carried(traces):
+            if isinstance(item, _Failure):
+                yield None, item  # the key of a failure
+            else:
+                key, conv, spans, unit_logs = item
+                yield key, (conv, spans, unit_logs)
 
-    def grade_group(item: tuple[str, Any]) -> list[Row]:
-        traces = sorted(item[1], key=lambda t: (t[1][0].trace_id, t[1][0].start_ns))
-        spans, unit_logs = joined((trace, records) for _, trace, records in traces)
-        return grade_unit(spans, plan, traces[0][0], unit_logs)
+    def grade_group(item: tuple[str | None, Any]) -> list[Row] | _Failure:
+        if item[0] is None:
+            return next(iter(item[1]))  # type: ignore[no-any-return]
+        try:
+            traces = sorted(item[1], key=lambda t: (t[1][0].trace_id, t[1][0].start_ns))
+            spans, unit_logs = joined((trace, records) for _, trace, records in traces)
+            return grade_unit(spans, plan, traces[0][0], unit_logs)
+        except Exception as e:
+            return _Failure(e)
 
     rdd = spark.sparkContext.parallelize(paths, len(paths)).mapPartitions(keyed)
-    yield from rdd.groupByKey().map(grade_group).collect()
+    yield from _results(rdd.groupByKey().map(grade_group).collect())
+
+
+# --- span tables ---------------------------------------------------------------------------------
 
 
 def _column(name: str) -> Any:
@@ -147,21 +215,20 @@ def _spark_condition(c: Condition) -> Any:
     return {"=": col == v, "!=": col != v, "<": col < v, "<=": col <= v, ">": col > v, ">=": col >= v}[c.op]
 
 
-def _read_table(spark: Any, src: SpanTableSource) -> Any:
+def _read_table(spark: Any, src: SpanTableSource, conditions: Sequence[Condition]) -> Any:
+    """The table's span-layout columns as a DataFrame. Its columns are checked as the local engine
+    checks them, before any job."""
     from pyspark.sql import functions as F
 
-    from ._arrow import READ_COLUMNS, REQUIRED
+    from ._arrow import READ_COLUMNS, check_columns
 
+    names = set(src.dataset().schema.names)  # what the local engine reads: the same errors
+    check_columns(src.path, names, conditions)
     spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")  # Spark reads no TIMESTAMP(NANOS) otherwise
     files = src.files()
     if not files:
         raise BatchInputError(f"{src.path}: no Parquet files")
     df = spark.read.parquet(*files)
-    names = set(df.columns)
-    if missing := [c for c in REQUIRED if c not in names]:
-        raise BatchInputError(
-            f"{src.path}: not a span table in the ClickHouse otel_traces layout: missing column(s) {', '.join(missing)}"
-        )
     cols = []
     for c in READ_COLUMNS:
         if c in names:
@@ -189,12 +256,27 @@ def _table_units(spark: Any, tables: list[SpanTableSource], plan: GradingPlan) -
 
 
 def _job(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str, str] | None) -> Iterator[list[Row]]:
+    from pyspark.errors import AnalysisException
+
+    try:
+        result = _graded_frame(spark, src, plan, bucket)
+    except AnalysisException as e:  # a column of a type the query cannot use
+        raise BatchInputError(f"{src.path}: Spark cannot read the span table: {str(e).splitlines()[0]}") from None
+    units = _regroup(_collect_arrow(result), len(plan.options.columns))
+    if plan.options.group_by == "conversation":  # ordered by the caller
+        yield from units
+    else:  # a trace's units are consecutive in one partition: a stable sort by trace id keeps their order
+        yield from sorted(units, key=_trace_of)
+
+
+def _graded_frame(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str, str] | None) -> Any:
+    """The DataFrame of a table's result rows (`_batch_grader`'s), filtered, partitioned and sorted."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     opts = plan.options
     conversation = opts.group_by == "conversation"
-    df = _read_table(spark, src)
+    df = _read_table(spark, src, opts.where)
     for c in opts.where:
         df = df.filter(_spark_condition(c))
     trace = F.lower(_column("TraceId"))
@@ -223,13 +305,8 @@ def _job(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str,
     else:
         df = df.repartition(n, trace).sortWithinPartitions(trace, *order[1:])
     columns = plan.options.columns
-    schema = ", ".join(f"{c} {'double' if c == 'score' else 'string'}" for c in columns) + ", __unit bigint"
-    result = df.mapInArrow(_batch_grader(plan, src.path), schema)
-    units = _regroup(_collect_arrow(result), len(columns))
-    if conversation:  # ordered by the caller
-        yield from units
-    else:  # a trace's units are consecutive in one partition: a stable sort by trace id keeps their order
-        yield from sorted(units, key=_trace_of)
+    schema = ", ".join(f"{c} {'double' if c == 'score' else 'string'}" for c in columns)
+    return df.mapInArrow(_batch_grader(plan, src.path), f"{schema}, __unit bigint, __error binary")
 
 
 def _batch_grader(plan: GradingPlan, where: str) -> Any:
@@ -252,17 +329,22 @@ def _batch_grader(plan: GradingPlan, where: str) -> Any:
                 yield grade_unit(spans, plan, conv)
 
     def grade_batches(batches: Iterator[Any]) -> Iterator[Any]:
+        """Result rows with their unit number; an exception ends the task with one row carrying it in `__error`."""
         import pyarrow as pa
         from pyspark import TaskContext
 
         from ._result import result_schema
 
         out_schema = result_schema(columns).append(pa.field("__unit", pa.int64()))
+        out_schema = out_schema.append(pa.field("__error", pa.binary()))
         context = TaskContext.get()
         unit = (context.partitionId() if context is not None else 0) << 32
         rows: list[Row] = []
-        for rows_of_unit in gc_paused(units(batches)):
-            rows.extend((*r, unit) for r in rows_of_unit)
+        for item in _carried(gc_paused(units(batches))):
+            if isinstance(item, _Failure):
+                yield _record_batch([(*(None for _ in columns), -1, item.blob)], out_schema)
+                return
+            rows.extend((*r, unit, None) for r in item)
             unit += 1
             if len(rows) >= 4096:
                 yield _record_batch(rows, out_schema)
@@ -308,12 +390,18 @@ def _record_batch(rows: list[tuple[Any, ...]], schema: Any) -> Any:
 
 
 def _collect_arrow(df: Any) -> Iterator[tuple[Any, ...]]:
-    """Every row of `df` as a tuple, in partition order, collected in one job as Arrow batches (every
-    partition runs at once; `toLocalIterator` would run one partition after another)."""
+    """Every row of `df` (a `_batch_grader` result) as a tuple without its `__error` column, in
+    partition order, collected in one job as Arrow batches (every partition runs at once;
+    `toLocalIterator` would run one partition after another). A task's exception is raised here
+    (the first one, in partition order) before any row is returned."""
     to_arrow = getattr(df, "toArrow", None)  # pyspark >= 4.0
     batches = to_arrow().to_batches() if to_arrow is not None else df._collect_as_arrow()
     for batch in batches:
-        yield from zip(*(column.to_pylist() for column in batch.columns), strict=True)
+        errors = batch.column("__error")
+        if errors.null_count < len(errors):
+            _Failure.raise_(errors.drop_null()[0].as_py())
+    for batch in batches:
+        yield from zip(*(column.to_pylist() for column in batch.columns[:-1]), strict=True)
 
 
 def _trace_of(rows: list[Row]) -> Any:
