@@ -190,3 +190,30 @@ def test_spark_reports_bad_input_with_the_local_engines_error_and_exit_code(
     assert isinstance(e.value.__cause__, TaskTraceback) and "Traceback" in str(e.value.__cause__)
     with pytest.raises(TraceFormatError, match="truncated JSON"):
         grade_traces([truncated], SPEC, engine="spark", spark=spark)
+
+
+# --- grouping by conversation on Spark split a trace whose TraceId letter case varies into two units ---
+
+
+def test_spark_groups_conversations_of_traces_whose_ids_mix_letter_case_as_local(
+    spark: Any, sources: dict[str, Any], tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(sources["parquet"])
+    attrs = [[(k, v) for k, v in a if k != "gen_ai.conversation.id" or v == "conv-1"]
+             for a in table.column("SpanAttributes").to_pylist()]  # fmt: skip
+    i = table.schema.get_field_index("SpanAttributes")
+    table = table.set_column(i, "SpanAttributes", pa.array(attrs, table.schema.field(i).type))  # only conv-1 names one
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(table, plain)
+    ids = table.column("TraceId").to_pylist()
+    mixed = pa.array([i.upper() if k % 2 else i for k, i in enumerate(ids)], pa.string())
+    path = tmp_path / "mixed.parquet"
+    pq.write_table(table.set_column(table.schema.get_field_index("TraceId"), "TraceId", mixed), path)
+    reference = grade_traces([plain], SPEC, workers=1, group_by="conversation").rows()
+    on_spark = grade_traces([path], SPEC, engine="spark", spark=spark, group_by="conversation").rows()
+    assert on_spark == grade_traces([path], SPEC, workers=1, group_by="conversation").rows() == reference
+    assert len(reference) == len(SPEC) * (len(set(ids)) - 1)  # the two turns of conv-1 are one unit
+    assert sum(r["conversation_id"] is None for r in reference) == len(SPEC) * (len(set(ids)) - 2)

@@ -290,20 +290,20 @@ def _graded_frame(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: t
         if hi:
             df = df.filter(prefix < F.lit(hi))
     n = max(1, spark.sparkContext.defaultParallelism * 2)
-    order = [_column("TraceId"), _column("Timestamp"), _column("SpanId")]
+    order = [trace, _column("Timestamp"), _column("SpanId")]  # a trace id in any letter case is one trace
     if conversation:
         attrs = _column("SpanAttributes") if "SpanAttributes" in df.columns else F.lit(None)
         per_span = F.coalesce(*(F.nullif(attrs.getItem(k), F.lit("")) for k in CONVERSATION_KEYS))
         window = (
-            Window.partitionBy(_column("TraceId"))
+            Window.partitionBy(trace)
             .orderBy(*order[1:])
             .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
         )
         df = df.withColumn("__conv", F.first(per_span, ignorenulls=True).over(window))
-        df = df.withColumn("__key", F.coalesce(F.col("__conv"), F.concat(F.lit("\x00"), _column("TraceId"))))
+        df = df.withColumn("__key", F.coalesce(F.col("__conv"), F.concat(F.lit("\x00"), trace)))
         df = df.repartition(n, "__key").sortWithinPartitions("__key", *order)
     else:
-        df = df.repartition(n, trace).sortWithinPartitions(trace, *order[1:])
+        df = df.repartition(n, trace).sortWithinPartitions(*order)
     columns = plan.options.columns
     schema = ", ".join(f"{c} {'double' if c == 'score' else 'string'}" for c in columns)
     return df.mapInArrow(_batch_grader(plan, src.path), f"{schema}, __unit bigint, __error binary")
