@@ -217,3 +217,34 @@ def test_spark_groups_conversations_of_traces_whose_ids_mix_letter_case_as_local
     assert on_spark == grade_traces([path], SPEC, workers=1, group_by="conversation").rows() == reference
     assert len(reference) == len(SPEC) * (len(set(ids)) - 1)  # the two turns of conv-1 are one unit
     assert sum(r["conversation_id"] is None for r in reference) == len(SPEC) * (len(set(ids)) - 2)
+
+
+# --- Spark read the files of a partitioned table, not its partition columns (hive, Delta) -----------
+
+
+def test_spark_reads_the_partition_columns_of_hive_datasets_and_delta_tables(
+    spark: Any, sources: dict[str, Any], tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+    from deltalake import write_deltalake
+
+    table = pq.read_table(sources["parquet"])
+    ids = table.column("TraceId").to_pylist()
+    chosen = set(sorted(set(ids))[::3])
+    services = ["svc a" if i in chosen else "svc-b" for i in ids]
+    resources = [[(k, svc if k == "service.name" else v) for k, v in attrs]
+                 for attrs, svc in zip(table.column("ResourceAttributes").to_pylist(), services, strict=True)]  # fmt: skip
+    for name, values in (("ServiceName", services), ("ResourceAttributes", resources)):
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, pa.array(values, table.schema.field(i).type))
+    by_service = ds.partitioning(pa.schema([("ServiceName", pa.string())]), flavor="hive")
+    ds.write_dataset(table, tmp_path / "hive", format="parquet", partitioning=by_service)
+    write_deltalake(str(tmp_path / "delta"), table, partition_by=["ServiceName"])
+    assert "ServiceName" not in pq.read_schema(next((tmp_path / "hive").rglob("*.parquet"))).names
+    for src in ("hive", "delta"):
+        options: dict[str, Any] = {"where": ["ServiceName = svc a"]}
+        local = grade_traces([tmp_path / src], SPEC, workers=1, **options).rows()
+        assert grade_traces([tmp_path / src], SPEC, engine="spark", spark=spark, **options).rows() == local
+        assert {r["trace_id"] for r in local} == chosen

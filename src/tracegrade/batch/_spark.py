@@ -216,8 +216,8 @@ def _spark_condition(c: Condition) -> Any:
 
 
 def _read_table(spark: Any, src: SpanTableSource, conditions: Sequence[Condition]) -> Any:
-    """The table's span-layout columns as a DataFrame. Its columns are checked as the local engine
-    checks them, before any job."""
+    """The table's span-layout columns (hive partition columns included) as a DataFrame. Its columns
+    are checked as the local engine checks them, before any job."""
     from pyspark.sql import functions as F
 
     from ._arrow import READ_COLUMNS, check_columns
@@ -228,7 +228,15 @@ def _read_table(spark: Any, src: SpanTableSource, conditions: Sequence[Condition
     files = src.files()
     if not files:
         raise BatchInputError(f"{src.path}: no Parquet files")
-    df = spark.read.parquet(*files)
+    reader = spark.read
+    if Path(src.path).is_dir():  # partition columns from the directory names below the root (as Delta writes them)
+        reader = reader.option("basePath", src.path)
+    df = reader.parquet(*files)
+    if unread := [c for c in READ_COLUMNS if c in names and c not in df.columns]:
+        raise BatchInputError(
+            f"{src.path}: Spark does not find column(s) {', '.join(unread)} of this table in its files or in "
+            "hive-style directory names (column=value); grade it with --engine local"
+        )
     cols = []
     for c in READ_COLUMNS:
         if c in names:
