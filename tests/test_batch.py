@@ -694,3 +694,30 @@ def test_a_span_table_with_a_row_written_twice_grades_like_the_table_without_it(
     bad = write_span_parquet([*spans, changed], tmp_path / "bad.parquet")
     with pytest.raises(Exception, match=f"duplicate span id {changed.span_id:016x}"):
         grade_traces([bad], SPEC, workers=1)
+
+# --- the summary tables sent recorded text (agent names, case ids) to the terminal raw ---------------
+
+
+def test_cli_summary_tables_write_control_characters_of_recorded_text_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opentelemetry import trace
+
+    from _agents import scripted_agent
+    from tracegrade import capture, write_otlp_json
+
+    case = {"eval.case": "c\x1b]0;x\x07"}
+    with capture() as cap, trace.get_tracer("tests").start_as_current_span("case", attributes=case):
+        scripted_agent([("search", {"q": "x"})], name="sup\x1b[2J\x1b[31mport\u202e").run_sync("go")
+    path = write_otlp_json(cap, tmp_path / "t\x1b[2J.json")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("evaluators:\n  - ToolCorrectness: {expected_tools: [get_order]}\n")
+    monkeypatch.setenv("COLUMNS", "400")  # no cell clipped to the width
+    args = ["--workers", "1", "--case-attribute", "eval.case", "--progress"]
+    assert main(["batch", str(path), "--spec", str(spec), *args]) == 1
+    out, err = capsys.readouterr()
+    assert not any(c in out + err for c in "\x1b\x07\u202e")
+    assert out.count("sup\\x1b[2J\\x1b[31mport\\u202e") == 2  # the pass-rate and worst-cohorts tables
+    assert "c\\x1b]0;x\\x07" in out  # the case table
+    assert "t\\x1b[2J.json" in err  # the progress display names the file
+

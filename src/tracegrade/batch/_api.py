@@ -174,9 +174,12 @@ class _Progress:
         self.task = self.progress.add_task("grading", units=0)
         self.units = 0
 
+        from .._text import printable
+
         def advance(label: str, units: int) -> None:
             self.units += units
-            self.progress.update(self.task, units=self.units, description=f"grading {label}" if label else "grading")
+            description = f"grading {printable(label)}" if label else "grading"  # a file name is untrusted text
+            self.progress.update(self.task, units=self.units, description=description)
 
         return advance
 

@@ -74,14 +74,17 @@ def _worst_rows(result: BatchResult, not_evaluated: str, n: int = 25) -> list[di
 
 
 def _table(spec: dict[str, Any]) -> Any:
-    """A plain `{"title", "columns", "rows"}` table as a Rich table (cells as text, never markup)."""
+    """A plain `{"title", "columns", "rows"}` table as a Rich table (cells as text, never markup, their
+    control characters written as escapes: case ids and check names are recorded text)."""
     from rich.table import Table
+
+    from .._text import clip, printable
 
     table = Table(title=spec["title"], title_justify="left")
     for name in spec["columns"]:
         table.add_column(name)
     for row in spec["rows"]:
-        table.add_row(*(Text(str(v)) for v in row))
+        table.add_row(*(Text(printable(clip(str(v)))) for v in row))
     return table
 
 

@@ -298,9 +298,16 @@ class BatchSummary:
         return {"case_attribute": self.case_attribute, "case_runs": runs}
 
     def tables(self) -> list[Table]:
-        """Rich tables: pass rate by evaluator and agent, then the worst cohorts. Trace text is never markup."""
+        """Rich tables: pass rate by evaluator and agent, then the worst cohorts. Names and reasons are
+        text, never markup, their control characters written as escapes (`_text.printable`) and a long
+        reason clipped."""
         from rich.table import Table
         from rich.text import Text
+
+        from .._text import clip, printable
+
+        def cell(value: str) -> Text:
+            return Text(printable(clip(value)))
 
         by = Table(title="pass rate by evaluator and agent", title_justify="left")
         for name in ("evaluator", "agent", "results", "passed", "failed", "not evaluated", "errors", "pass rate"):
@@ -309,7 +316,7 @@ class BatchSummary:
         for k in self.cohorts():
             c = k.counts
             by.add_row(
-                Text(k.evaluator), Text(k.agent or "-"), str(k.total), str(c["passed"]), str(c["failed"]),
+                cell(k.evaluator), cell(k.agent or "-"), str(k.total), str(c["passed"]), str(c["failed"]),
                 str(c["not_evaluated"]), str(c["error"]), f"{k.pass_rate:.1%}",
             )  # fmt: skip
         out = [by]
@@ -319,7 +326,7 @@ class BatchSummary:
             for name in ("evaluator", "agent", "pass rate", "most frequent reason"):
                 w.add_column(name)
             for k in worst:
-                w.add_row(Text(k.evaluator), Text(k.agent or "-"), f"{k.pass_rate:.1%}", Text(k.top_reason))
+                w.add_row(cell(k.evaluator), cell(k.agent or "-"), f"{k.pass_rate:.1%}", cell(k.top_reason))
             out.append(w)
         return out
 
