@@ -721,3 +721,12 @@ def test_cli_summary_tables_write_control_characters_of_recorded_text_as_escapes
     assert "c\\x1b]0;x\\x07" in out  # the case table
     assert "t\\x1b[2J.json" in err  # the progress display names the file
 
+
+# --- grade_traces with no unit left after sampling and filters returned exit code 0 (a pass) -------
+
+
+def test_no_unit_graded_is_exit_code_2_in_python_as_in_the_cli(recorded: dict[str, Any]) -> None:
+    for options in ({"sample": 0.0}, {"where": ["SpanName = no-such-span"]}):
+        result = grade_traces(recorded["files"], SPEC, workers=1, **options)
+        assert result.summary.units == 0 and result.exit_code == 2
+    assert grade_traces(recorded["files"][:1], [{"MaxToolCalls": 10}], workers=1).exit_code == 0

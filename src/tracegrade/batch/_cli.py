@@ -137,5 +137,4 @@ def run(args: argparse.Namespace, console: Console) -> int:
         print(f"tracegrade batch: HTML summary written to {args.html}", file=sys.stderr)
     if summary.units == 0:
         print("tracegrade batch: error: no traces found (after sampling and filters)", file=sys.stderr)
-        return 2
     return result.exit_code

@@ -364,5 +364,8 @@ class BatchResult:
 
     @property
     def exit_code(self) -> int:
-        """Like `tracegrade grade`: 0 when every unit passed, 1 when one failed."""
+        """`tracegrade batch`'s: 0 when every unit passed, 1 when one failed, 2 when no unit was graded
+        (none left after sampling and filters: no checks is not a pass)."""
+        if self.summary.units == 0:
+            return 2
         return 0 if self.summary.passed else 1
