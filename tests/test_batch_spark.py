@@ -248,3 +248,38 @@ def test_spark_reads_the_partition_columns_of_hive_datasets_and_delta_tables(
         local = grade_traces([tmp_path / src], SPEC, workers=1, **options).rows()
         assert grade_traces([tmp_path / src], SPEC, engine="spark", spark=spark, **options).rows() == local
         assert {r["trace_id"] for r in local} == chosen
+
+
+# --- Spark refused trace files and span tables together when grouping by conversation --------------
+
+
+def test_spark_groups_conversations_across_trace_files_and_span_tables_as_local(spark: Any, tmp_path: Path) -> None:
+    """One conversation whose first turn is in an OTLP file and second in a span table is one unit."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from _agents import scripted_agent
+    from tracegrade import capture
+
+    turns: list[list[Span]] = []
+    for steps in ([("search", {"q": "a"})], [("get_order", {"id": 1234})]):
+        with capture() as cap:
+            scripted_agent(steps, name="support").run_sync("turn", conversation_id="conv-x")
+        turns.append([Span.from_readable(s) for s in cap.spans])
+    files = write_files(turns[0] + record_runs(2), tmp_path, files=2)
+    table = write_span_parquet(turns[1] + record_runs(3), tmp_path / "spans.parquet")
+    spec = [{"TrajectoryMatch": {"expected_trajectory": ["search", "get_order"], "order": "exact"}}]
+    local = grade_traces([*files, table], spec, workers=1, group_by="conversation").rows()
+    on_spark = grade_traces([*files, table], spec, engine="spark", spark=spark, group_by="conversation").rows()
+    assert on_spark == local and len(local) == 6
+    assert [r["outcome"] for r in local if r["conversation_id"] == "conv-x"] == ["passed"]
+    rows = pq.read_table(table)
+    kinds = rows.column("SpanKind").to_pylist()
+    kinds[-1] = "Weird"
+    pq.write_table(rows.set_column(rows.schema.get_field_index("SpanKind"), "SpanKind", pa.array(kinds)), table)
+    errors = []
+    for engine in ("local", "spark"):
+        with pytest.raises(BatchInputError, match="unknown SpanKind 'Weird'") as e:
+            grade_traces([*files, table], spec, engine=engine, spark=spark, group_by="conversation")  # type: ignore[arg-type]
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]

@@ -39,6 +39,7 @@ __all__ = [
     "conversation_traces",
     "forget_logs",
     "joined",
+    "keyed_traces",
     "logs_of",
     "plan_tasks",
     "run_task",
@@ -297,8 +298,15 @@ def conversation_units(sources: Sources, plan: GradingPlan) -> Iterator[tuple[st
 def conversation_traces(sources: Sources, plan: GradingPlan) -> Iterator[tuple[str, str | None, list[Span], Logs]]:
     """Every sampled trace of `sources` (sampled by conversation, or by trace when it names none), as
     (grouping key, conversation id or None, its `where`-filtered spans, its log records)."""
-    bound = plan.options.bound
-    for spans, logs in _source_traces(sources, plan):
+    return keyed_traces(_source_traces(sources, plan), plan.options.bound)
+
+
+def keyed_traces(
+    traces: Iterable[tuple[list[Span], Logs]], bound: int
+) -> Iterator[tuple[str, str | None, list[Span], Logs]]:
+    """The traces (spans, log records) kept by the sample `bound` (by conversation, or by trace when
+    one names none), as (grouping key, conversation id or None, spans, log records)."""
+    for spans, logs in traces:
         conv, key = _key(spans)
         if sampled_key(conv, bound) if conv is not None else sampled_trace(spans[0].trace_id, bound):
             yield key, conv, spans, logs

@@ -3,7 +3,8 @@
 OTLP files are read one per Spark task (traces are grouped per file). Span tables are read by
 Spark with the filters as Spark expressions, hash-partitioned by trace id (no sampling pass, as a
 range partitioning would make), sorted within each partition and graded with `mapInArrow`;
-grouping by conversation partitions by the conversation key instead. Grouping by trace, a large
+grouping by conversation partitions by the conversation key instead (tables given with OTLP files:
+their traces are keyed in tasks and grouped with the files' traces). Grouping by trace, a large
 table is graded in trace-id ranges, one job each (the driver holds one range's result rows at a
 time). The driver puts units in the local engine's order: by trace id within a range. An exception
 raised in a task is returned as a result, and raised on the driver as it was raised.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import pickle
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +23,7 @@ from ..spans import Span
 from ._arrow import _KIND_SPELLINGS, _STATUS_SPELLINGS, SpanTableSource, bucket_ranges, iter_trace_groups
 from ._core import (
     CONVERSATION_KEYS,
+    NO_LOGS,
     BatchInputError,
     Condition,
     GradingPlan,
@@ -32,7 +35,16 @@ from ._core import (
     sampled_trace,
     trace_units,
 )
-from ._plan import OtlpTask, Source, Sources, conversation_order, conversation_traces, iter_task, joined
+from ._plan import (
+    OtlpTask,
+    Source,
+    Sources,
+    conversation_order,
+    conversation_traces,
+    iter_task,
+    joined,
+    keyed_traces,
+)
 
 __all__ = ["run_spark", "spark_session"]
 
@@ -79,14 +91,8 @@ def run_spark(
     files = [s for s in sources if isinstance(s, Path)]
     tables = [s for s in sources if isinstance(s, SpanTableSource)]
     conversation = plan.options.group_by == "conversation"
-    if conversation and files and tables:
-        raise BatchInputError(
-            "--engine spark --group-by conversation: give either trace files or span tables, not both"
-        )
     if conversation:
-        units = (
-            list(_otlp_conversations(spark, files, plan, logs)) if files else list(_table_units(spark, tables, plan))
-        )
+        units = _conversations(spark, files, tables, plan, logs) if files else list(_table_units(spark, tables, plan))
         yield from sorted(units, key=conversation_order)
         return
     i = 0
@@ -165,17 +171,31 @@ def _otlp_traces(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[s
     yield from _results(rdd.mapPartitions(grade_file).collect())
 
 
-def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan, logs: tuple[str, ...]) -> Iterator[list[Row]]:
+Keyed = tuple[str | None, tuple[str | None, list[Span], Logs] | _Failure]
+"""A trace keyed by its conversation: (grouping key, (conversation id or None, spans, log records)),
+or a task's exception with the key None."""
+
+
+def _keyed(traces: Iterator[tuple[str, str | None, list[Span], Logs]]) -> Iterator[Keyed]:
+    """`keyed_traces`' items as `Keyed` pairs, ended by a failure pair if reading them raises."""
+    for item in _carried(traces):
+        if isinstance(item, _Failure):
+            yield None, item
+        else:
+            key, conv, spans, unit_logs = item
+            yield key, (conv, spans, unit_logs)
+
+
+def _conversations(
+    spark: Any, files: list[Path], tables: list[SpanTableSource], plan: GradingPlan, logs: tuple[str, ...]
+) -> list[list[Row]]:
+    """The conversations of OTLP files and of the span tables given with them: every trace keyed by
+    its conversation in Spark tasks (a file per task; a table's traces as `_table_traces` keys them),
+    grouped by key, each group graded as one unit."""
     paths = [str(f) for f in files]
 
-    def keyed(items: Iterator[str]) -> Iterator[tuple[str | None, tuple[str | None, list[Span], Logs] | _Failure]]:
-        traces = conversation_traces(Sources([Path(p) for p in items], logs), plan)
-        for item in _carried(traces):
-            if isinstance(item, _Failure):
-                yield None, item  # the key of a failure
-            else:
-                key, conv, spans, unit_logs = item
-                yield key, (conv, spans, unit_logs)
+    def keyed(items: Iterator[str]) -> Iterator[Keyed]:
+        return _keyed(conversation_traces(Sources([Path(p) for p in items], logs), plan))
 
     def grade_group(item: tuple[str | None, Any]) -> list[Row] | _Failure:
         if item[0] is None:
@@ -188,7 +208,9 @@ def _otlp_conversations(spark: Any, files: list[Path], plan: GradingPlan, logs: 
             return _Failure(e)
 
     rdd = spark.sparkContext.parallelize(paths, len(paths)).mapPartitions(keyed)
-    yield from _results(rdd.groupByKey().map(grade_group).collect())
+    for src in tables:
+        rdd = rdd.union(_table_traces(spark, src, plan))
+    return _results(rdd.groupByKey().map(grade_group).collect())
 
 
 # --- span tables ---------------------------------------------------------------------------------
@@ -263,18 +285,62 @@ def _table_units(spark: Any, tables: list[SpanTableSource], plan: GradingPlan) -
             yield from _job(spark, src, plan, bucket)
 
 
-def _job(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str, str] | None) -> Iterator[list[Row]]:
+@contextmanager
+def _analysis(src: SpanTableSource) -> Iterator[None]:
+    """Spark's `AnalysisException` (a column of a type the query cannot use) as a `BatchInputError`."""
     from pyspark.errors import AnalysisException
 
     try:
-        result = _graded_frame(spark, src, plan, bucket)
-    except AnalysisException as e:  # a column of a type the query cannot use
+        yield
+    except AnalysisException as e:
         raise BatchInputError(f"{src.path}: Spark cannot read the span table: {str(e).splitlines()[0]}") from None
+
+
+def _job(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str, str] | None) -> Iterator[list[Row]]:
+    with _analysis(src):
+        result = _graded_frame(spark, src, plan, bucket)
     units = _regroup(_collect_arrow(result), len(plan.options.columns))
     if plan.options.group_by == "conversation":  # ordered by the caller
         yield from units
     else:  # a trace's units are consecutive in one partition: a stable sort by trace id keeps their order
         yield from sorted(units, key=_trace_of)
+
+
+def _table_traces(spark: Any, src: SpanTableSource, plan: GradingPlan) -> Any:
+    """A table's traces, each keyed by its conversation as `conversation_traces` keys a file's (an RDD
+    of `Keyed` pairs, spans pickled through Arrow): to be grouped with the traces of OTLP files."""
+    from pyspark.sql import functions as F
+
+    opts = plan.options
+    where, bound = src.path, opts.bound
+
+    def keyed(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        def batch(pairs: list[tuple[str | None, bytes]]) -> Any:
+            keys, values = zip(*pairs, strict=True)
+            return pa.record_batch([pa.array(keys, pa.string()), pa.array(values, pa.binary())], ["k", "v"])
+
+        batches = (b.rename_columns([_DOTTED.get(n, n) for n in b.schema.names]) for b in batches)
+        traces = ((spans, NO_LOGS) for spans in iter_trace_groups(batches, where))
+        pairs: list[tuple[str | None, bytes]] = []
+        for key, value in _keyed(keyed_traces(traces, bound)):
+            pairs.append((key, pickle.dumps(value)))
+            if len(pairs) >= 256:
+                yield batch(pairs)
+                pairs = []
+        if pairs:
+            yield batch(pairs)
+
+    with _analysis(src):
+        df = _read_table(spark, src, opts.where)
+        for c in opts.where:
+            df = df.filter(_spark_condition(c))
+        trace = F.lower(_column("TraceId"))
+        df = df.repartition(max(1, spark.sparkContext.defaultParallelism * 2), trace)
+        df = df.sortWithinPartitions(trace, _column("Timestamp"), _column("SpanId"))
+        frame = df.mapInArrow(keyed, "k string, v binary")
+    return frame.rdd.map(lambda row: (row[0], pickle.loads(row[1])))
 
 
 def _graded_frame(spark: Any, src: SpanTableSource, plan: GradingPlan, bucket: tuple[str, str] | None) -> Any:
