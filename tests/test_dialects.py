@@ -9,6 +9,7 @@ tested in `test_dialect_<name>.py`.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -447,3 +448,48 @@ def test_every_dialect_ignores_plain_spans() -> None:
     for node in tree:
         assert not any(d.recognizes(node) for d in (genai, openinference, openllmetry))
     assert extract(tree).is_empty
+
+
+# --- attribute values of any OTLP type: a structured value where a string is expected is never a crash ---
+def _structured(kind: str, rnd: Any) -> dict[str, Any]:
+    if kind == "kvlist":
+        return {"kvlistValue": {"values": [{"key": "name", "value": {"stringValue": "x"}}]}}
+    return {"arrayValue": {"values": [{"stringValue": "x"}, {"intValue": str(rnd.randint(0, 9))}]}}
+
+
+@pytest.mark.parametrize("kind", ["kvlist", "array"])
+def test_structured_values_in_any_attribute_of_real_telemetry_are_read_without_a_crash(
+    kind: str, tmp_path: Path
+) -> None:
+    import random
+
+    from tracegrade.evaluators import MaxCost, TrajectoryMatch
+
+    corpus = Path(__file__).parent.parent / "fixtures" / "frameworks"
+    firsts: dict[str, Path] = {}
+    for path in sorted(corpus.glob("*.traces.json")):  # one run per framework x instrumentation
+        firsts.setdefault("--".join(path.name.split("--")[:2]), path)
+    rnd = random.Random(7)
+    checks = [ToolCorrectness(["get_weather"]), TrajectoryMatch(["get_weather"], order="any_order"),
+              ArgumentCorrectness("get_weather", {"city": "Paris"}), MaxToolCalls(3), MaxModelRequests(3), MaxCost(1.0)]  # fmt: skip
+    for path in firsts.values():
+        doc = json.loads(path.read_text())
+        found: list[dict[str, Any]] = []
+        stack: list[Any] = [doc]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                if "key" in item and isinstance(item.get("value"), dict):
+                    found.append(item)
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        for variant in range(3):  # a third of the attributes, then all of them, then each other one
+            chosen = rnd.sample(found, len(found) // 3) if variant == 0 else found if variant == 1 else found[::2]
+            for attribute in chosen:
+                attribute["value"] = _structured(kind, rnd)
+            out = tmp_path / f"{path.stem}-{variant}.json"
+            out.write_text(json.dumps(doc))
+            for tree in load_traces(out):
+                results = grade(tree, checks)
+                assert not [r for r in results if r.outcome == "error"], (path.name, variant, results)

@@ -178,7 +178,7 @@ def _output_recorded(attrs: Mapping[str, Any]) -> bool:
     LiteLLM's MLflow callback records beside the span's outputs (`raw_llm_response`)."""
     for key in _OUTPUT_KEYS:
         value = attrs.get(key)
-        if value is not None and value not in REDACTED:
+        if value is not None and not (isinstance(value, str) and value in REDACTED):
             return True
     return any(key.startswith(_OUTPUT_PREFIXES) for key in attrs)
 

@@ -64,7 +64,7 @@ MESSAGE_SHAPES = ("otel",)
 (`_messages.requested` / `_messages.results`)."""
 
 OPERATION = "gen_ai.operation.name"
-MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+MODEL_OPERATIONS = ("chat", "generate_content", "text_completion")
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "handle_conversation_turn"})
 """Operations that anchor an agent run: an agent, a workflow, or a runner's conversation turn."""
 TRANSFER_KEYS = ("gen_ai.transfer.target.name", "gen_ai.transfer.mode")
@@ -81,7 +81,7 @@ _ADK_MERGED = "(merged tools)"  # Google ADK's summary span after parallel calls
 ADK_SCOPE = "gcp.vertex.agent"
 _ADK_ARGS, _ADK_RESULT = "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"
 TRACELOOP_KIND = "traceloop.span.kind"
-NOT_RUNS = frozenset({"workflow", "task"})
+NOT_RUNS = ("workflow", "task")
 """`traceloop.span.kind` values that are no agent run even with an agent-run operation (OpenLLMetry's CrewAI
 instrumentation writes `invoke_agent` on its task span, its LangChain one on the graph's workflow span)."""
 """The LangSmith SDK's run type: it exports a `prompt` run (a prompt template's formatting) with operation

@@ -64,7 +64,7 @@ RUN_NAME = "langsmith.trace.name"
 METHOD, OUTPUT_TYPE = "langsmith.metadata.ls_method", "langsmith.metadata.output_type"
 USAGE = "langsmith.metadata.usage_metadata"
 AGENTS_SDK = "openai-agents-sdk"
-_DECORATED = frozenset({"traceable", "trace"})
+_DECORATED = ("traceable", "trace")
 _UNKNOWN_PROVIDER = "langchain"
 HIDDEN = "{}"
 """What the client records for a run's inputs or outputs it was told to hide (and for an empty object)."""

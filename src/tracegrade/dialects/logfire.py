@@ -48,7 +48,7 @@ SCOPES = frozenset({"logfire.openai", ANTHROPIC_SCOPE})
 GATE = Gate(scopes=SCOPES)
 STREAM_LOG = "streaming response from "
 """How the message template of the log holding a streamed response begins."""
-_MODEL_OPERATIONS = frozenset({"chat", "text_completion"})
+_MODEL_OPERATIONS = ("chat", "text_completion")
 _RESPONSE_KEYS = ("response_data", "gen_ai.output.messages", "gen_ai.response.id", "gen_ai.usage.input_tokens",
                   "gen_ai.usage.output_tokens")  # fmt: skip
 _INPUT, _OUTPUT = "gen_ai.input.messages", "gen_ai.output.messages"

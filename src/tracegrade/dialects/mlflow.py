@@ -114,7 +114,7 @@ _AGENTS_SDK = '"openai-agent"'
 """`mlflow.message.format` of the Agents SDK's generation and response spans (a response span copies the Responses
 API response's fields, its `usage` among them, as attributes)."""
 _TOOL, _AGENT, _CHAIN = '"TOOL"', '"AGENT"', '"CHAIN"'
-_MODEL_TYPES = frozenset({'"CHAT_MODEL"', '"LLM"'})
+_MODEL_TYPES = ('"CHAT_MODEL"', '"LLM"')  # a tuple: the recorded value may be of any type, hashable or not
 _METHOD = re.compile(r"[A-Za-z_]\w*\.[A-Za-z_]\w*")
 """A span named `{Class}.{method}`, as MLflow's autolog integrations name the spans of the methods they patch
 (`Agent.run`, `FunctionAgent.run`, `SimpleTool.__call__`): the method's name, not an agent's or a tool's."""
@@ -473,9 +473,9 @@ def litellm_requested_calls(attrs: Mapping[str, Any]) -> list[Requested]:
 
 _AUTOGEN = '"autogen"'
 """`mlflow.message.format` of the LLM spans `mlflow.autogen.autolog()` opens around `ChatCompletionClient.create`."""
-_AUTOGEN_REQUESTS = frozenset({"ToolCallRequestEvent"})
+_AUTOGEN_REQUESTS = ("ToolCallRequestEvent",)
 """AutoGen AgentChat messages holding the FunctionCalls a model response requested."""
-_AUTOGEN_RESULTS = frozenset({"FunctionExecutionResultMessage", "ToolCallExecutionEvent"})
+_AUTOGEN_RESULTS = ("FunctionExecutionResultMessage", "ToolCallExecutionEvent")
 """AutoGen messages holding FunctionExecutionResults (`call_id`, `name`, `content`, `is_error`): the model client's
 input message, and AgentChat's event of the tools' execution."""
 _AUTOGEN_LISTS = ("messages", "inner_messages")

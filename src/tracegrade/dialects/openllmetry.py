@@ -62,7 +62,7 @@ ENTITY_OUTPUT = "traceloop.entity.output"
 TOOL_NAME = "tool.name"
 JS_LANGCHAIN_SCOPE = genai.TRACELOOP_JS_LANGCHAIN_SCOPE
 HANDOFF_FROM, HANDOFF_TO = "gen_ai.handoff.from_agent", "gen_ai.handoff.to_agent"
-_LLM_REQUEST_TYPES = frozenset({"chat", "completion"})
+_LLM_REQUEST_TYPES = ("chat", "completion")
 _LLM_NAME_SUFFIXES = (".chat", ".completion", ".response")
 GATE = Gate(keys=frozenset({KIND, "llm.request.type", "traceloop.workflow.name"}), suffixes=_LLM_NAME_SUFFIXES)
 

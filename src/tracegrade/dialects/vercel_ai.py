@@ -29,8 +29,8 @@ name = "vercel_ai"
 
 OPERATION = "ai.operationId"
 GATE = Gate(keys=frozenset({OPERATION}))
-_RUNS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"})
-_REQUESTS = frozenset(f"{run}.do{'Stream' if 'stream' in run else 'Generate'}" for run in _RUNS)
+_RUNS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
+_REQUESTS = tuple(f"{run}.do{'Stream' if 'stream' in run else 'Generate'}" for run in _RUNS)
 
 
 def recognizes(node: SpanNode) -> bool:
