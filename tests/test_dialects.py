@@ -493,3 +493,15 @@ def test_structured_values_in_any_attribute_of_real_telemetry_are_read_without_a
             for tree in load_traces(out):
                 results = grade(tree, checks)
                 assert not [r for r in results if r.outcome == "error"], (path.name, variant, results)
+
+
+@pytest.mark.parametrize("parts", [5, 1.5, True, None, "text", {"type": "tool_call"}])
+def test_otel_messages_whose_parts_are_not_a_list_hold_no_parts(parts: Any) -> None:
+    from tracegrade.dialects._messages import otel_requests, otel_results
+
+    call = {"type": "tool_call", "id": "c1", "name": "search", "arguments": {"q": "x"}}
+    response = {"type": "tool_call_response", "id": "c1", "response": "found"}
+    raw = json.dumps([{"role": "assistant", "parts": parts}, {"role": "assistant", "parts": [call]},
+                      {"role": "tool", "parts": parts}, {"role": "tool", "parts": [response]}])  # fmt: skip
+    assert [(r.name, r.call_id) for r in otel_requests(raw)] == [("search", "c1")]
+    assert otel_results(raw) == {"c1": "found"}

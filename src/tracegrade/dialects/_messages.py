@@ -139,8 +139,8 @@ def json_list(raw: Any) -> list[Any]:
 
 def _parts(raw: Any) -> Iterator[dict[str, Any]]:
     for message in json_list(raw):
-        if isinstance(message, dict):
-            for part in message.get("parts") or ():
+        if isinstance(message, dict) and isinstance(parts := message.get("parts"), list | tuple):
+            for part in parts:
                 if isinstance(part, dict):
                     yield part
 
