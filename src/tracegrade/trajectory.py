@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NOT_RECORDED",
+    "NO_SPANS_REASON",
     "UNNAMED",
     "VALUE_LIMIT_SETTING",
     "AgentRun",
@@ -70,6 +71,12 @@ def cut_short(text: str) -> bool:
         return number_tail or any(w.startswith(rest) for w in ("true", "false", "null"))
     return False
 
+
+NO_SPANS_REASON = (
+    "no agent spans were recorded: instrument the agent (Agent.instrument_all(), `agent.instrument = True`, "
+    "or logfire.instrument_pydantic_ai()) and run it inside `tracegrade.capture()`"
+)
+"""How to record agent spans, where nothing recorded points to an instrumentation other than Pydantic AI's."""
 
 VALUE_LIMIT_SETTING = (
     "raise OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT (or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT, or "

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import VALUE_LIMIT_SETTING, cut_short
+from ..trajectory import NO_SPANS_REASON, VALUE_LIMIT_SETTING, cut_short
 from . import logfire
 from ._messages import logs_output_recorded
 from .genai import OPERATION, REDACTED, output_ref
@@ -97,6 +97,11 @@ _CLIENT_TOO: tuple[tuple[str, str], ...] = (
      "messages.stream())"),
 )  # fmt: skip
 """By instrumentation scope prefix: how to record the model requests where only agent and tool spans were."""
+
+def _client_too(scope: str) -> str:
+    """How to record the model requests of a run whose spans (of instrumentation `scope`) are agent and tool spans."""
+    return next((how for prefix, how in _CLIENT_TOO if _scope_matches(scope, prefix)), _CLIENT_TOO_DEFAULT)
+
 
 _CONVERSATION_ON_RUNS: tuple[tuple[str, str], ...] = (
     ("mlflow.tracing", "MLflow records an AutoGen agent's conversation in the outputs of its agent spans, and a "
@@ -326,7 +331,7 @@ def missing_evidence(
         node = runs[0].span if runs else (calls or unnamed)[0].span
         name = node.scope_name if node is not None else ""
         scope = f" ({name})" if name else ""
-        how = next((how for prefix, how in _CLIENT_TOO if _scope_matches(name, prefix)), _CLIENT_TOO_DEFAULT)
+        how = _client_too(name)
         missing["model_requests"] = (
             f"no model-request span was recorded, only agent/tool spans{scope}: the number of model requests is "
             f"unknown; {how}"
@@ -351,11 +356,6 @@ _DIALECT_NAMES = {
 }  # fmt: skip
 """How a reason names the instrumentation whose spans a dialect read (its scope follows in parentheses)."""
 
-_INSTRUMENT_PYDANTIC_AI = (
-    "no agent spans were recorded: instrument the agent (Agent.instrument_all(), `agent.instrument = True`, "
-    "or logfire.instrument_pydantic_ai()) and run it inside `tracegrade.capture()`"
-)
-"""The advice when nothing recorded points to another instrumentation (`evaluators.base.NO_SPANS_REASON`'s words)."""
 
 _ONE_TRACE = "spans share a trace only under one enclosing span: record the whole run inside one parent span"
 
@@ -365,7 +365,7 @@ def no_steps_evidence(tree: SpanTree, recognized: Mapping[str, SpanNode]) -> str
     would record one. `recognized` maps each dialect that recognized spans without finding a step in them to the
     first such span: the reason names those instrumentations (dialect and scope), what the span records instead and
     advice that fits that instrumentation. With none, the reason names the spans' scopes, and gives the Pydantic AI
-    advice (`_INSTRUMENT_PYDANTIC_AI`) only when no scope is another known instrumentation's. None without spans."""
+    advice (`NO_SPANS_REASON`) only when no scope is another known instrumentation's. None without spans."""
     n = len(tree)
     if not n:
         return None
@@ -382,7 +382,7 @@ def no_steps_evidence(tree: SpanTree, recognized: Mapping[str, SpanNode]) -> str
     head = f"{spans} recorded{listed} but none is an agent, model or tool span of a known instrumentation"
     known = [s for s in scopes if _known_scope(s)]
     if not known or all(_scope_matches(s, "pydantic-ai") for s in known):
-        return f"{head}; {_INSTRUMENT_PYDANTIC_AI}"
+        return f"{head}; {NO_SPANS_REASON}"
     return (
         f"{head}: the run's steps may be in another trace ({_ONE_TRACE}), or were not recorded: instrument the agent "
         "and its model client (e.g. an OpenTelemetry GenAI, OpenInference or OpenLLMetry instrumentor for its SDK)"
@@ -414,9 +414,9 @@ def _no_step(dialect: str, node: SpanNode) -> str:
         f" records a {op!r} operation, no step" if isinstance(op, str) else " holds no step"
     )
     if dialect == "pydantic_ai":
-        return f"{what}; {_INSTRUMENT_PYDANTIC_AI}"
+        return f"{what}; {NO_SPANS_REASON}"
     scope = node.scope_name
-    how = next((how for prefix, how in _CLIENT_TOO if _scope_matches(scope, prefix)), _CLIENT_TOO_DEFAULT)
+    how = _client_too(scope)
     return f"{what}; the run's steps may be in another trace ({_ONE_TRACE}), or were not recorded: {how}"
 
 

@@ -23,14 +23,13 @@ from pydantic import ConfigDict, InstanceOf, TypeAdapter, ValidationError
 from .._hints import did_you_mean
 from ..errors import ParameterError
 from ..results import EvalResult, TurnContext
-from ..trajectory import ToolCall
+from ..trajectory import NO_SPANS_REASON, ToolCall
 from ..tree import SpanQuery, validate_query
 
 if TYPE_CHECKING:
     from ..trajectory import Trajectory
 
 __all__ = [
-    "NO_SPANS_REASON",
     "OWN_CHECK",
     "BaseEvaluator",
     "CheckedParameters",
@@ -44,10 +43,6 @@ __all__ = [
     "scoped_trajectory",
 ]
 
-NO_SPANS_REASON = (
-    "no agent spans were recorded: instrument the agent (Agent.instrument_all(), `agent.instrument = True`, "
-    "or logfire.instrument_pydantic_ai()) and run it inside `tracegrade.capture()`"
-)
 
 OWN_CHECK: dict[str, Any] = {"tracegrade.check": False}
 """Field metadata: the class checks this value itself (e.g. a `SpanQuery`, with `validate_query`)."""

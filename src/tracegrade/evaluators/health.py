@@ -10,9 +10,9 @@ from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from ..results import EvalResult, TurnContext
-from ..trajectory import NOT_RECORDED, ToolCall, Trajectory
+from ..trajectory import NO_SPANS_REASON, NOT_RECORDED, ToolCall, Trajectory
 from ..tree import SpanNode
-from .base import NO_SPANS_REASON, ScopedEvaluator
+from .base import ScopedEvaluator
 
 __all__ = ["MaxDuration", "MaxTokens", "NoErrorSpans", "NoToolLoops"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..results import EvalResult, TurnContext
+from ..trajectory import NO_SPANS_REASON
 from ..tree import SpanPredicate, SpanQuery, validate_query
-from .base import NO_SPANS_REASON, OWN_CHECK, BaseEvaluator
+from .base import OWN_CHECK, BaseEvaluator
 
 __all__ = [
     "HasMatchingSpan",

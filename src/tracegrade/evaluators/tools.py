@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from ..matching import ArgsMode, KeyRule, check_args_options, check_occurrence, diff_arguments, occurrence_index
 from ..results import EvalResult, TurnContext
-from ..trajectory import NOT_RECORDED, ToolCall, args_cut_reason
-from .base import NO_SPANS_REASON, BaseEvaluator, CheckedParameters, missing_tool_evidence, not_recorded_reason
+from ..trajectory import NO_SPANS_REASON, NOT_RECORDED, ToolCall, args_cut_reason
+from .base import BaseEvaluator, CheckedParameters, missing_tool_evidence, not_recorded_reason
 
 __all__ = [
     "RECOVERED",
